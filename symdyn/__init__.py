@@ -1,0 +1,29 @@
+"""symdyn: symbolic and numeric mathematics of normalized attention dynamics.
+
+Examples
+--------
+>>> import symdyn as sd
+>>> sd.terminal("post-ln").epsilon
+C*exp(-2*t)
+"""
+
+from . import symbols
+from .asymptotics import (
+    LeadingOrder,
+    Terminal,
+    initial_token_speed,
+    initial_velocity,
+    leading_order,
+    terminal,
+)
+from .equiangular import Reduction, reduce
+from .schemes import Scheme, custom_scheme, scheme, schemes
+from .summary import Derivation, derive
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Derivation", "LeadingOrder", "Reduction", "Scheme", "Terminal", "custom_scheme", "derive",
+    "initial_token_speed", "initial_velocity", "leading_order", "reduce",
+    "scheme", "schemes", "symbols", "terminal",
+]

@@ -1,0 +1,181 @@
+"""The symbolic reduction of the dynamics to an equiangular configuration.
+
+Procedure (``n`` stays a symbol throughout):
+
+1. Split the tokens into the classes ``{1}``, ``{2}`` and ``rest``
+   (``n - 2`` tokens). A vector is a combination of the class sums
+   :math:`S_c = \\sum_{j \\in c} \\theta_j`; their Gram matrix follows from
+   :math:`\\langle\\theta_i, \\theta_j\\rangle = \\gamma` (``i != j``) and ``1``.
+2. The attention of token ``k`` sums the kernel over classes: every member of
+   a class ``c`` has the inner product :math:`\\langle\\theta_k, S_c\\rangle/|c|`
+   with :math:`\\theta_k`, so
+   :math:`A_k = \\sum_c \\kappa(\\langle\\theta_k,S_c\\rangle/|c|)\\,S_c / Z_k`
+   with :math:`\\kappa(u) = e^{\\beta u}` and :math:`Z_k = \\sum_c |c|\\,\\kappa`
+   (softmax) or :math:`Z_k = n` (unnormalized kernel).
+3. :math:`a_k = \\langle A_k,\\theta_k\\rangle`, :math:`|A_k|`, the speed
+   :math:`s_k` and the radial rate come from the scheme at these values, and
+   :math:`\\dot\\theta_k = (A_k - a_k\\theta_k)/s_k`.
+4. :math:`\\dot\\gamma = \\langle\\dot\\theta_1,\\theta_2\\rangle
+   + \\langle\\theta_1,\\dot\\theta_2\\rangle` and :math:`\\dot r = \\rho`.
+
+Nothing here knows which scheme it reduces: custom schemes work unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from .schemes import Scheme
+from .schemes import scheme as get_scheme
+from .symbols import A_norm, a, gamma, n
+from .symbols import beta as BETA
+
+ATTENTIONS = ("softmax", "unnormalized")
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """The closed ODE of an equiangular configuration.
+
+    Attributes
+    ----------
+    scheme : Scheme
+    attention : str
+    gamma_dot, r_dot : sympy.Expr
+        :math:`\\dot\\gamma` and :math:`\\dot r` in ``gamma, r, t, n, beta``.
+    a, A_norm : sympy.Expr
+        :math:`a_k` and :math:`|A_k|` of the equiangular configuration.
+    token_speed : sympy.Expr
+        :math:`|\\dot\\theta_k|`.
+    beta : sympy.Expr
+        The inverse temperature used (the symbol ``beta`` unless given).
+    """
+
+    scheme: Scheme
+    attention: str
+    gamma_dot: sp.Expr
+    r_dot: sp.Expr
+    a: sp.Expr
+    A_norm: sp.Expr
+    token_speed: sp.Expr
+    beta: sp.Expr
+
+
+class _Frame:
+    """Class sums of an equiangular configuration and their inner products."""
+
+    def __init__(self):
+        self.size = {"1": sp.Integer(1), "2": sp.Integer(1), "rest": n - 2}
+
+    def dot(self, u: dict, v: dict) -> sp.Expr:
+        total = sp.Integer(0)
+        for c, x in u.items():
+            for c2, y in v.items():
+                m = self.size[c]
+                gram = m + m * (m - 1) * gamma if c == c2 else m * self.size[c2] * gamma
+                total += x * y * gram
+        return total
+
+    def attention(self, k: str, kind: str, beta) -> tuple[dict, sp.Expr]:
+        """Unnormalized weights ``W`` (per class sum) and ``Z``: A_k = W / Z."""
+        theta_k = {k: sp.Integer(1)}
+        weight = {c: sp.exp(beta * sp.cancel(self.dot(theta_k, {c: 1}) / m))
+                  for c, m in self.size.items()}
+        if kind == "softmax":
+            Z = _tidy(sp.Add(*(self.size[c] * w for c, w in weight.items())))
+        else:
+            Z = n
+        return weight, Z
+
+
+def _tidy(expr: sp.Expr) -> sp.Expr:
+    """Collect a polynomial in the kernel values ``exp(.)``, factor coefficients."""
+    expr = sp.expand(expr)
+    kernels = sorted(expr.atoms(sp.exp), key=sp.default_sort_key)
+    if not kernels:
+        return sp.factor(expr)
+    try:
+        poly = sp.Poly(expr, *kernels)
+    except sp.PolynomialError:
+        return sp.factor(expr)
+    return sp.Add(*(sp.factor(coeff) * sp.Mul(*(k**e for k, e in zip(kernels, monom, strict=True)))
+                    for monom, coeff in poly.terms()))
+
+
+def _tidy_factors(expr: sp.Expr) -> sp.Expr:
+    """:func:`_tidy` applied to each factor (and square-root base) of a product."""
+    def one(f):
+        if f.is_Pow:
+            return _tidy(f.base) ** f.exp
+        return _tidy(f) if f.atoms(sp.exp) else f
+    return sp.Mul(*(one(f) for f in sp.Mul.make_args(expr)))
+
+
+def _combine(x: dict, y: dict, cx=1, cy=1) -> dict:
+    keys = set(x) | set(y)
+    return {k: cx * x.get(k, 0) + cy * y.get(k, 0) for k in keys}
+
+
+def check_attention(attention: str) -> str:
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention: must be one of {ATTENTIONS}, "
+                         f"got {attention!r}")
+    return attention
+
+
+def reduce(scheme, attention: str = "softmax", beta=BETA) -> Reduction:
+    """Derive the closed ODE for ``(gamma, r)`` under a symmetric start.
+
+    Parameters
+    ----------
+    scheme : str or Scheme
+        A built-in name or a :class:`~symdyn.schemes.Scheme`.
+    attention : {"softmax", "unnormalized"}
+        Softmax attention, or the kernel with denominator ``n``.
+    beta : sympy.Expr, optional
+        The inverse temperature; an expression in ``n`` (e.g. ``c*log(n)``)
+        is allowed.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> red = sd.reduce("post-ln", attention="unnormalized")
+    >>> sp = __import__("sympy")
+    >>> sp.factor(red.gamma_dot)
+    -2*(gamma - 1)*(gamma*n - gamma + 1)*exp(beta*gamma)/n
+    """
+    s = get_scheme(scheme)
+    check_attention(attention)
+    beta = sp.sympify(beta)
+    return _reduce(s, attention, beta)
+
+
+@lru_cache(maxsize=256)
+def _reduce(s: Scheme, attention: str, beta: sp.Expr) -> Reduction:
+    frame = _Frame()
+    theta = {k: {k: sp.Integer(1)} for k in ("1", "2")}
+    law = {}
+    for k in ("1", "2"):
+        # A_k = W / Z with Z > 0 a sum of positive kernel values (or n), so
+        # |A_k| = sqrt(<W, W>) / Z and |P A_k| = sqrt(<W,W> - <W,theta>^2) / Z.
+        W, Z = frame.attention(k, attention, beta)
+        w_theta = _tidy(frame.dot(W, theta[k]))
+        a_k = w_theta / Z
+        norm_k = sp.sqrt(_tidy(frame.dot(W, W))) / Z
+        values = {a: a_k, A_norm: norm_k}
+        speed = s.speed.subs(values)
+        tangent = _combine(W, theta[k], 1, -w_theta)       # Z * P A_k
+        velocity = {c: v / (Z * speed) for c, v in tangent.items()}
+        tangent_norm = sp.sqrt(sp.factor(sp.expand(frame.dot(tangent, tangent))))
+        law[k] = (velocity, a_k, norm_k, s.radial.subs(values),
+                  tangent_norm / (Z * speed))
+    gamma_dot = (frame.dot(law["1"][0], theta["2"])
+                 + frame.dot(theta["1"], law["2"][0]))
+    numer, denom = sp.fraction(sp.factor(sp.cancel(gamma_dot)))
+    gamma_dot = sp.factor(numer) / _tidy_factors(denom)
+    _, a_1, norm_1, r_dot, token_speed = law["1"]
+    return Reduction(s, attention, gamma_dot, r_dot, a_1, norm_1,
+                     token_speed, beta)

@@ -1,0 +1,181 @@
+"""Normalization schemes as speed regulators: the registry and custom schemes.
+
+Every scheme moves the token directions by the same normalized attention
+field with its own speed factor :math:`s_k`,
+
+.. math:: \\dot\\theta_k = \\frac{1}{s_k} P_{\\theta_k} A_k,
+          \\qquad \\dot r_k = \\rho_k,
+
+with :math:`s_k` and the radial rate :math:`\\rho_k` expressions in
+``t, r, a, A_norm, n, beta``. A :class:`Scheme` is the single source of truth
+for that law: the symbolic reduction and the particle simulator both read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from .symbols import SCHEME_SYMBOLS, A_norm, a, parse, r, t
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A speed law :math:`(s, \\rho)` for the normalized attention dynamics.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (``"post-ln"``, ...) or the user's name for a custom one.
+    speed : sympy.Expr
+        :math:`s_k` in ``t, r, a, A_norm, n, beta``.
+    radial : sympy.Expr
+        :math:`\\dot r_k`; zero for schemes that keep tokens on the sphere.
+    sphere_until : sympy.Expr
+        Tokens are renormalized to ``r = 1`` while ``t < sphere_until``
+        (``oo``: always on the sphere; ``0``: never; Mix-LN: ``t_switch``).
+    params : tuple
+        The parameters the scheme was built with, as ``(name, value)`` pairs.
+    """
+
+    name: str
+    speed: sp.Expr
+    radial: sp.Expr
+    sphere_until: sp.Expr
+    params: tuple = field(default=())
+
+    @property
+    def on_sphere(self) -> bool:
+        """True when the tokens never leave the unit sphere."""
+        return self.sphere_until == sp.oo
+
+    def __str__(self) -> str:
+        extra = "".join(f", {k}={v}" for k, v in self.params)
+        return f"{self.name}(speed={self.speed}, radial={self.radial}{extra})"
+
+
+def _post_ln() -> Scheme:
+    return Scheme("post-ln", sp.Integer(1), sp.Integer(0), sp.oo)
+
+
+def _pre_ln() -> Scheme:
+    return Scheme("pre-ln", r, a, sp.Integer(0))
+
+
+def _mix_ln(t_switch=1.0) -> Scheme:
+    ts = _nonnegative_number(t_switch, "t_switch")
+    speed = sp.Piecewise((1, t < ts), (r, True))
+    radial = sp.Piecewise((0, t < ts), (a, True))
+    return Scheme("mix-ln", speed, radial, ts, (("t_switch", ts),))
+
+
+def _peri_ln() -> Scheme:
+    return Scheme("peri-ln", r * A_norm, a / A_norm, sp.Integer(0))
+
+
+def _ngpt(alpha="1") -> Scheme:
+    alpha_t = parse(alpha, "alpha", {"t": t}, functions_of_t=True)
+    return Scheme("ngpt", A_norm / alpha_t, sp.Integer(0), sp.oo,
+                  (("alpha", alpha_t),))
+
+
+def _sqrt_scaling() -> Scheme:
+    # This project's model of a 1/sqrt(depth) residual scale on the sphere:
+    # x <- N(x + h A(x) / sqrt(1 + t)).  Swap the speed here to change it.
+    return Scheme("sqrt-scaling", sp.sqrt(1 + t), sp.Integer(0), sp.oo)
+
+
+_REGISTRY = {
+    "post-ln": _post_ln,
+    "pre-ln": _pre_ln,
+    "mix-ln": _mix_ln,
+    "peri-ln": _peri_ln,
+    "ngpt": _ngpt,
+    "sqrt-scaling": _sqrt_scaling,
+}
+
+
+def _nonnegative_number(value, argument: str) -> sp.Expr:
+    try:
+        number = sp.nsimplify(value) if isinstance(value, float) else sp.sympify(value)
+    except (sp.SympifyError, TypeError, ValueError):
+        number = None
+    if number is None or not number.is_number or not number.is_real \
+            or not number.is_finite or number.is_negative:
+        raise ValueError(f"{argument} must be a finite number >= 0, got {value!r}")
+    return number
+
+
+def schemes() -> list[str]:
+    """The names of the built-in schemes.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> sd.schemes()
+    ['post-ln', 'pre-ln', 'mix-ln', 'peri-ln', 'ngpt', 'sqrt-scaling']
+    """
+    return list(_REGISTRY)
+
+
+def scheme(name, **params) -> Scheme:
+    """A built-in scheme by name, with its parameters.
+
+    Parameters
+    ----------
+    name : str or Scheme
+        One of :func:`schemes`; a :class:`Scheme` is returned unchanged.
+    **params
+        ``ngpt``: ``alpha`` (expression in ``t``, default ``"1"``);
+        ``mix-ln``: ``t_switch`` (number >= 0, default ``1.0``).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> sd.scheme("ngpt", alpha="1 + t").speed
+    A_norm/(t + 1)
+    """
+    if isinstance(name, Scheme):
+        if params:
+            raise ValueError("params: cannot re-parametrize a Scheme object")
+        return name
+    if name not in _REGISTRY:
+        raise ValueError(f"scheme: unknown scheme {name!r}; choose one of "
+                         f"{', '.join(_REGISTRY)} (or sd.custom_scheme)")
+    try:
+        return _REGISTRY[name](**params)
+    except TypeError:
+        raise ValueError(f"params: scheme {name!r} takes no parameter(s) "
+                         f"{sorted(params)}") from None
+
+
+def custom_scheme(name: str, speed, radial=None) -> Scheme:
+    """A scheme of your own: a speed :math:`s` and optionally a radial rate.
+
+    Parameters
+    ----------
+    name : str
+        A label for reports.
+    speed : str or sympy.Expr
+        :math:`s_k` in ``t, r, a, A_norm, n, beta``; must be positive.
+    radial : str or sympy.Expr, optional
+        :math:`\\dot r_k` in the same symbols. ``None`` keeps the tokens on the
+        unit sphere (``r = 1``).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> s = sd.custom_scheme("half-peri", speed="sqrt(r*A_norm)", radial="a")
+    >>> s.speed
+    sqrt(A_norm)*sqrt(r)
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name: expected a non-empty string, got {name!r}")
+    s = parse(speed, "speed", SCHEME_SYMBOLS)
+    if s.is_zero or s.is_negative:
+        raise ValueError(f"speed: must be positive, got {s}")
+    if radial is None:
+        return Scheme(name, s.subs(r, 1), sp.Integer(0), sp.oo)
+    rho = parse(radial, "radial", SCHEME_SYMBOLS)
+    return Scheme(name, s, rho, sp.Integer(0))

@@ -1,0 +1,71 @@
+"""Test oracles: the n-particle vector field evaluated directly with numpy.
+
+Nothing here uses the symbolic reduction; only the scheme's own speed law
+(the thing every path shares by design) is read, through sympy.lambdify.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from symdyn.symbols import A_norm, a, beta, n, r, t
+
+
+def equiangular(n_tokens: int, gamma0: float) -> np.ndarray:
+    """Unit vectors (rows) in R^n with pairwise inner products gamma0."""
+    G = (1 - gamma0) * np.eye(n_tokens) + gamma0 * np.ones((n_tokens, n_tokens))
+    w, V = np.linalg.eigh(G)
+    X = V * np.sqrt(np.clip(w, 0, None))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def laws(scheme):
+    """Numeric speed and radial rate of a scheme: f(t, r, a, A_norm, n, beta)."""
+    args = (t, r, a, A_norm, n, beta)
+    speed = sp.lambdify(args, scheme.speed, "numpy")
+    radial = sp.lambdify(args, scheme.radial, "numpy")
+    return speed, radial
+
+
+def parts(scheme, theta, radius, time, beta_value, attention="softmax"):
+    """Attention A_k, speed s_k and radial rate of every token (DESIGN.md 1)."""
+    speed, radial = laws(scheme)
+    k = len(theta)
+    scores = beta_value * theta @ theta.T
+    if attention == "softmax":
+        w = np.exp(scores - scores.max(axis=1, keepdims=True))
+        A = (w @ theta) / w.sum(axis=1, keepdims=True)
+    else:
+        A = (np.exp(scores) @ theta) / k
+    a_k = np.einsum("kd,kd->k", A, theta)
+    norm = np.linalg.norm(A, axis=1)
+    s = np.broadcast_to(speed(time, radius, a_k, norm, k, beta_value), (k,))
+    rho = np.broadcast_to(radial(time, radius, a_k, norm, k, beta_value), (k,))
+    return A, a_k, s, np.asarray(rho, dtype=float)
+
+
+def field(scheme, theta, radius, time, beta_value, attention="softmax"):
+    """(d theta/dt, dr/dt) of every token: d theta/dt = P_theta A / s."""
+    A, a_k, s, rho = parts(scheme, theta, radius, time, beta_value, attention)
+    return (A - a_k[:, None] * theta) / s[:, None], rho
+
+
+def rk4_step(scheme, theta, radius, time, h, beta_value, attention="softmax"):
+    """One classical Runge-Kutta step of the direct (theta, r) system."""
+    def f(th, rr, tt):
+        return field(scheme, th, rr, tt, beta_value, attention)
+    k1 = f(theta, radius, time)
+    k2 = f(theta + h / 2 * k1[0], radius + h / 2 * k1[1], time + h / 2)
+    k3 = f(theta + h / 2 * k2[0], radius + h / 2 * k2[1], time + h / 2)
+    k4 = f(theta + h * k3[0], radius + h * k3[1], time + h)
+    theta = theta + h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+    radius = radius + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+    return theta, radius
+
+
+def mean_cosine(theta: np.ndarray) -> float:
+    """Mean over pairs i != j of <theta_i, theta_j>."""
+    k = len(theta)
+    G = theta @ theta.T
+    return float((G.sum() - np.trace(G)) / (k * (k - 1)))
