@@ -7,10 +7,8 @@ show what the cache saves. Target (issue 2): cold under 10 s on 2 cores.
 
 import subprocess
 import sys
-import time
 
 CODE = """
-import time
 t0 = time.perf_counter()
 import symdyn as sd
 t1 = time.perf_counter()
