@@ -1,7 +1,7 @@
 """The markdown report: every scheme's derived formulas, in LaTeX.
 
-``write_report(out)`` writes ``out/README.md`` and returns its path. Later
-sections (figures, verdicts) are appended by the pieces that compute them.
+``write_report(out)`` writes ``out/README.md`` and returns its path: a summary
+table of initial and terminal velocities, then the reduced ODE per scheme.
 """
 
 from __future__ import annotations
@@ -9,35 +9,63 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import sympy as sp
+
 from .schemes import schemes
-from .summary import derive
+from .summary import Derivation, derive
 
 _INTRO = """\
 # symdyn report
 
-Derived by `symdyn report` (symdyn {version}). Every formula below comes out of
-the symbolic reduction of the n-particle vector field to an equiangular
-configuration (`sd.reduce`), not from a table: see `symdyn/equiangular.py`.
+Derived by `symdyn report` (symdyn {version}). Every formula comes out of the
+symbolic reduction of the n-particle vector field to an equiangular
+configuration (`sd.reduce`, `symdyn/equiangular.py`), not from a table.
 
 Notation: $\\gamma$ is the common cosine similarity, $r$ the token norm, $n$ the
 number of tokens, $\\beta$ the inverse temperature, $a = \\langle A_k,\\theta_k\\rangle$,
-$A_{{norm}} = |A_k|$; the initial values are at an orthogonal start
-($\\gamma_0 = 0$, $r_0 = 1$); $C$ is a free constant; softmax attention.
+$A_{{norm}} = |A_k|$, $C$ a free constant; softmax attention. Initial values are
+at an orthogonal start ($\\gamma_0 = 0$, $r_0 = 1$); orders are as $n \\to \\infty$
+at fixed $\\beta$.
 """
 
 
-def scheme_section(name: str, attention: str = "softmax") -> str:
-    """One scheme's derivation as a markdown section."""
-    d = derive(name, attention)
-    params = "".join(f", {k} = `{v}`" for k, v in d.scheme.params)
-    lines = [f"## {d.scheme.name}{params}", ""]
-    for label, tex in d.rows("latex"):
-        if label.strip().startswith("order") or label == "terminal law":
-            lines.append(f"- {label.strip()}: " +
-                         (f"**{tex}**" if label == "terminal law" else f"${tex}$"))
-        else:
-            lines += [f"- {label}:", "", "$$", tex, "$$", ""]
+def _m(expr) -> str:
+    return f"${sp.latex(expr)}$"
+
+
+def _order(o) -> str:
+    return "n/a" if o is None else f"$\\Theta({sp.latex(o.var ** o.exponent)})$"
+
+
+def summary_table(derivations: list[Derivation]) -> str:
+    """Initial and terminal velocities of every scheme, one row each."""
+    lines = [
+        "| scheme | $\\dot\\gamma(0)$ | order | $\\lvert\\dot\\theta_k(0)\\rvert$ | order "
+        "| terminal law | $1-\\gamma(t) \\sim$ |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d in derivations:
+        lines.append(
+            f"| {d.scheme.name} | {_m(d.initial_velocity)} "
+            f"| {_order(d.initial_velocity_order)} | {_m(d.initial_token_speed)} "
+            f"| {_order(d.initial_token_speed_order)} | {d.terminal.law} "
+            f"| {_m(d.terminal.epsilon)} |")
     return "\n".join(lines) + "\n"
+
+
+def scheme_section(d: Derivation) -> str:
+    """One scheme's speed law and reduced ODE as a markdown section."""
+    params = "".join(f", {k} = `{v}`" for k, v in d.scheme.params)
+    red = d.reduction
+    return "\n".join([
+        f"### {d.scheme.name}{params}", "",
+        f"Speed $s = {sp.latex(d.scheme.speed)}$, radial rate "
+        f"$\\dot r = {sp.latex(d.scheme.radial)}$.", "",
+        "$$", f"\\dot\\gamma = {sp.latex(red.gamma_dot)}", "$$", "",
+        "$$", f"\\dot r = {sp.latex(red.r_dot)}", "$$", "",
+        f"Near the cluster: $\\dot\\gamma \\sim {sp.latex(d.terminal.gamma_dot)}$.",
+        "",
+    ])
 
 
 def write_report(out: str | Path,
@@ -47,11 +75,15 @@ def write_report(out: str | Path,
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    parts = [_INTRO.format(version=__version__)]
+    derivations = []
     for name in schemes():
         if progress:
             progress(f"deriving {name}")
-        parts.append(scheme_section(name))
+        derivations.append(derive(name))
+    parts = [_INTRO.format(version=__version__),
+             "## Initial and terminal velocities\n", summary_table(derivations),
+             "## Reduced ODEs (symmetric start)\n"]
+    parts += [scheme_section(d) for d in derivations]
     path = out / "README.md"
     path.write_text("\n".join(parts))
     return path
