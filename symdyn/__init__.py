@@ -16,14 +16,17 @@ from .asymptotics import (
     leading_order,
     terminal,
 )
+from .compile import StableSystem, stable_system
 from .equiangular import Reduction, reduce
 from .schemes import Scheme, custom_scheme, scheme, schemes
+from .solve import Trajectory, solve
 from .summary import Derivation, derive
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Derivation", "LeadingOrder", "Reduction", "Scheme", "Terminal", "custom_scheme", "derive",
-    "initial_token_speed", "initial_velocity", "leading_order", "reduce",
-    "scheme", "schemes", "symbols", "terminal",
+    "Derivation", "LeadingOrder", "Reduction", "Scheme", "StableSystem", "Terminal",
+    "Trajectory", "custom_scheme", "derive", "initial_token_speed", "initial_velocity",
+    "leading_order", "reduce", "scheme", "schemes", "solve", "stable_system", "symbols",
+    "terminal",
 ]

@@ -1,0 +1,155 @@
+"""Stable numeric right-hand sides of the reduced ODE, compiled by lambdify.
+
+The solvers integrate :math:`u = \\log\\varepsilon`, :math:`\\varepsilon =
+1 - \\gamma`, and ``r``. Before compiling, the derived expressions are
+rewritten so that no float overflows or cancels:
+
+1. substitute :math:`\\gamma = 1 - \\varepsilon` factor by factor (the
+   reduction keeps :math:`\\dot\\gamma` factored, with a factor
+   :math:`\\gamma - 1 = -\\varepsilon`), so :math:`\\dot u = -\\dot\\gamma /
+   \\varepsilon` cancels :math:`\\varepsilon` exactly instead of dividing two
+   tiny numbers;
+2. write every kernel value :math:`e^{\\beta(c_0 + c_1\\varepsilon)}` as
+   :math:`B^{c_0} E^{-c_1}` with :math:`B = e^{\\beta}`,
+   :math:`E = e^{-\\beta\\varepsilon} \\in (0, 1]`;
+3. pull common factors out of every sum (``factor_terms``, no expansion):
+   the softmax's :math:`B` cancels between numerator and denominator, so
+   :math:`\\beta = 10^4` and ``n = 1e9`` stay finite. Only a kernel without
+   a softmax denominator keeps :math:`B` (its true scale);
+4. put :math:`E = e^{-\\beta\\varepsilon}`, :math:`B = e^{\\beta}` back and
+   ``lambdify`` for numpy (arrays broadcast over a batch) or mpmath.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from .equiangular import check_attention, reduce
+from .schemes import Scheme
+from .schemes import scheme as get_scheme
+from .symbols import beta, gamma, n, r, t
+
+epsilon = sp.Symbol("epsilon", positive=True)
+_B = sp.Symbol("B", positive=True)
+_E = sp.Symbol("E", positive=True)
+ARGS = (t, epsilon, r, n, beta)
+
+
+@dataclass(frozen=True)
+class StableSystem:
+    """The reduced ODE in ``(u = log epsilon, r)``, as stable sympy expressions.
+
+    Attributes
+    ----------
+    log_eps_dot : sympy.Expr
+        :math:`\\dot u = -\\dot\\gamma/\\varepsilon` in ``t, epsilon, r, n, beta``.
+    r_dot : sympy.Expr
+        :math:`\\dot r` in the same symbols.
+    scheme : Scheme
+    attention : str
+    """
+
+    scheme: Scheme
+    attention: str
+    log_eps_dot: sp.Expr
+    r_dot: sp.Expr
+
+    @property
+    def breakpoints(self) -> tuple[float, ...]:
+        """Times where a ``Piecewise`` in ``t`` switches branch (Mix-LN)."""
+        return _breakpoints((self.log_eps_dot, self.r_dot))
+
+    def phases(self, module: str = "numpy") -> list:
+        """Compiled ``(f_u, f_r)`` per phase, each ``f(t, epsilon, r, n, beta)``.
+
+        Phase ``i`` is the interval between the ``i``-th breakpoints; its
+        functions carry no ``Piecewise``, so a step that ends on a breakpoint
+        is evaluated with the branch of the interval it lies in.
+        """
+        return _lambdify(self, module)
+
+
+def _kernel_values(expr: sp.Expr) -> sp.Expr:
+    """exp(beta*(c0 + c1*eps) + rest) -> B**c0 * E**(-c1) * exp(rest)."""
+    def rewrite(e):
+        arg = sp.expand(e.args[0])
+        per_beta = sp.expand(arg.coeff(beta))
+        c1 = per_beta.coeff(epsilon)
+        c0 = sp.expand(per_beta - c1 * epsilon)
+        if per_beta == 0 or c0.has(epsilon, beta) or c1.has(epsilon, beta):
+            return e
+        return _B**c0 * _E**(-c1) * sp.exp(sp.expand(arg - beta * per_beta))
+    return expr.replace(lambda e: isinstance(e, sp.exp), rewrite)
+
+
+def _pull_common_factors(expr: sp.Expr) -> sp.Expr:
+    return expr.replace(lambda e: e.is_Add, sp.factor_terms)
+
+
+def stabilize(expr: sp.Expr) -> sp.Expr:
+    """Steps 1-3 of the module docstring for one expression in gamma."""
+    expr = expr.subs(gamma, 1 - epsilon)
+    expr = _pull_common_factors(_kernel_values(expr))
+    return expr.subs({_E: sp.exp(-beta * epsilon), _B: sp.exp(beta)})
+
+
+def stable_system(scheme, attention: str = "softmax") -> StableSystem:
+    """The reduced ODE of ``scheme`` in stable form (cached).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> sd.stable_system("post-ln").log_eps_dot
+    -2*(epsilon + n*(1 - epsilon))*exp(-beta*epsilon)/((n - 1)*exp(-beta*epsilon) + 1)
+    """
+    return _stable_system(get_scheme(scheme), check_attention(attention))
+
+
+@lru_cache(maxsize=256)
+def _stable_system(s: Scheme, attention: str) -> StableSystem:
+    red = reduce(s, attention)
+    u_dot = stabilize(-red.gamma_dot) / epsilon
+    if any(p.base == epsilon and p.exp.is_negative for p in u_dot.atoms(sp.Pow)):
+        raise ValueError(f"scheme: d gamma/dt of {s.name} has no factor (1 - gamma) "
+                         f"to cancel: {red.gamma_dot}")
+    return StableSystem(s, attention, u_dot, stabilize(red.r_dot))
+
+
+def _breakpoints(exprs) -> tuple[float, ...]:
+    points = set()
+    for expr in exprs:
+        for pw in expr.atoms(sp.Piecewise):
+            for _, cond in pw.args:
+                for rel in cond.atoms(sp.core.relational.Relational):
+                    if rel.lhs == t and rel.rhs.is_number:
+                        points.add(float(rel.rhs))
+                    elif rel.rhs == t and rel.lhs.is_number:
+                        points.add(float(rel.lhs))
+                    else:
+                        raise ValueError(f"scheme: cannot solve with condition {rel}; "
+                                         f"use conditions t < number")
+    return tuple(sorted(p for p in points if p > 0))
+
+
+def _branch_at(expr, time):
+    def pick(pw):
+        for value, cond in pw.args:
+            if cond == True or cond.subs(t, time) == True:  # noqa: E712
+                return value
+        raise ValueError(f"scheme: no branch of {pw} holds at t = {time}")
+    return expr.replace(lambda e: isinstance(e, sp.Piecewise), pick)
+
+
+@lru_cache(maxsize=256)
+def _lambdify(system: StableSystem, module: str):
+    if module not in ("numpy", "mpmath"):
+        raise ValueError(f"module: must be 'numpy' or 'mpmath', got {module!r}")
+    edges = (0.0,) + system.breakpoints
+    inside = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    inside.append(edges[-1] + 1.0)
+    return [(sp.lambdify(ARGS, _branch_at(system.log_eps_dot, x), module),
+             sp.lambdify(ARGS, _branch_at(system.r_dot, x), module))
+            for x in map(sp.nsimplify, inside)]
