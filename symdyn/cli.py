@@ -1,7 +1,7 @@
 """The ``symdyn`` command line.
 
-Commands: ``schemes``, ``derive SCHEME``, ``report``. Bad input prints one
-line to stderr and exits with status 2.
+Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``report``. Bad
+input prints one line to stderr and exits with status 2.
 """
 
 from __future__ import annotations
@@ -10,8 +10,12 @@ import argparse
 import json
 import sys
 
+import mpmath
+import numpy as np
+
 from .equiangular import ATTENTIONS
 from .schemes import custom_scheme, scheme, schemes
+from .solve import solve
 from .summary import FORMATS, derive
 
 
@@ -24,20 +28,35 @@ class _UsageError(Exception):
     pass
 
 
+def _scheme_arguments(p):
+    p.add_argument("scheme", help=f"one of {', '.join(schemes())}, or 'custom'")
+    p.add_argument("--attention", default="softmax", choices=ATTENTIONS)
+    p.add_argument("--alpha", help="nGPT: alpha(t), an expression in t")
+    p.add_argument("--t-switch", type=float, help="Mix-LN: switch time >= 0")
+    p.add_argument("--speed", help="custom: the speed s in t, r, a, A_norm, n, beta")
+    p.add_argument("--radial", help="custom: dr/dt (omit to stay on the sphere)")
+    p.add_argument("--name", default="custom", help="custom: a label")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="symdyn", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("schemes", help="list the built-in schemes")
 
     d = sub.add_parser("derive", help="derive a scheme's reduced ODE and laws")
-    d.add_argument("scheme", help=f"one of {', '.join(schemes())}, or 'custom'")
-    d.add_argument("--attention", default="softmax", choices=ATTENTIONS)
+    _scheme_arguments(d)
     d.add_argument("--format", default="text", choices=FORMATS)
-    d.add_argument("--alpha", help="nGPT: alpha(t), an expression in t")
-    d.add_argument("--t-switch", type=float, help="Mix-LN: switch time >= 0")
-    d.add_argument("--speed", help="custom: the speed s in t, r, a, A_norm, n, beta")
-    d.add_argument("--radial", help="custom: dr/dt (omit to stay on the sphere)")
-    d.add_argument("--name", default="custom", help="custom: a label")
+
+    s = sub.add_parser("solve", help="solve the reduced ODE from an equiangular start")
+    _scheme_arguments(s)
+    s.add_argument("--n", type=float, required=True, help="number of tokens (>= 2)")
+    s.add_argument("--beta", type=float, required=True, help="inverse temperature")
+    s.add_argument("--gamma0", type=float, required=True, help="starting cosine")
+    s.add_argument("--r0", type=float, default=1.0, help="starting token norm")
+    s.add_argument("--t-max", type=float, required=True, help="last time (> 0)")
+    s.add_argument("--points", type=int, default=11, help="output times (>= 2)")
+    s.add_argument("--format", default="csv", choices=("csv", "json"))
+    s.add_argument("--dps", type=int, help="solve with mpmath at this many digits")
 
     rep = sub.add_parser("report", help="write the report (report/README.md)")
     rep.add_argument("--out", default="report", help="output folder")
@@ -69,6 +88,35 @@ def _derive(args) -> str:
     return "\n".join([head] + [f"{label:<{width}}  {v}" for label, v in rows])
 
 
+_COLUMNS = ("t", "gamma", "epsilon", "log_epsilon", "gamma_dot", "r")
+
+
+def _solve(args) -> str:
+    if not (args.t_max > 0):
+        raise ValueError(f"t_max must be > 0, got {args.t_max}")
+    if args.points < 2:
+        raise ValueError(f"points must be >= 2, got {args.points}")
+    times = np.linspace(0.0, args.t_max, args.points)
+    tr = solve(_scheme_from(args), n=args.n, beta=args.beta, gamma0=args.gamma0,
+               r0=args.r0, t=times, attention=args.attention, dps=args.dps)
+    digits = args.dps or 17
+
+    def text(x):
+        return mpmath.nstr(x, digits) if isinstance(x, mpmath.mpf) else repr(float(x))
+
+    rows = [[text(tr.t[k])] + [text(getattr(tr, c)[k]) for c in _COLUMNS[1:]]
+            for k in range(len(times))]
+    if args.format == "json":
+        return json.dumps({"scheme": tr_name(args), "n": args.n, "beta": args.beta,
+                           "gamma0": args.gamma0, "r0": args.r0,
+                           "columns": list(_COLUMNS), "rows": rows}, indent=1)
+    return "\n".join([",".join(_COLUMNS)] + [",".join(row) for row in rows])
+
+
+def tr_name(args) -> str:
+    return args.name if args.scheme == "custom" else args.scheme
+
+
 def main(argv=None) -> int:
     """Entry point of ``symdyn``; returns the exit status."""
     try:
@@ -77,12 +125,14 @@ def main(argv=None) -> int:
             print("\n".join(schemes()))
         elif args.command == "derive":
             print(_derive(args))
+        elif args.command == "solve":
+            print(_solve(args))
         elif args.command == "report":
             from .report import write_report
 
             path = write_report(args.out, progress=lambda m: print(m, file=sys.stderr))
             print(path)
-    except (ValueError, _UsageError) as exc:
+    except (ValueError, ArithmeticError, _UsageError) as exc:
         print(f"symdyn: error: {exc}", file=sys.stderr)
         return 2
     return 0

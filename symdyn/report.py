@@ -53,6 +53,26 @@ def summary_table(derivations: list[Derivation]) -> str:
     return "\n".join(lines) + "\n"
 
 
+DEPTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+
+
+def depth_table(n: int = 32, beta: float = 1.0, depths=DEPTHS) -> str:
+    """gamma(t) of every scheme from an orthogonal start, by :func:`solve`."""
+    from .solve import solve
+
+    head = "| scheme | " + " | ".join(f"t = {d:g}" for d in depths) + " |"
+    lines = [f"Orthogonal start ($\\gamma_0 = 0$, $r_0 = 1$), $n = {n}$, "
+             f"$\\beta = {beta:g}$; `sd.solve`. Entries are $\\gamma(t)$, and "
+             f"$1 - \\gamma(t)$ in brackets when $\\gamma$ rounds to 1.", "",
+             head, "|---" * (len(depths) + 1) + "|"]
+    for name in schemes():
+        tr = solve(name, n=n, beta=beta, gamma0=0.0, t=list(depths))
+        cells = [f"{g:.6f}" if g < 0.9999995 else f"1 ({e:.2e})"
+                 for g, e in zip(tr.gamma, tr.epsilon, strict=True)]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def scheme_section(d: Derivation) -> str:
     """One scheme's speed law and reduced ODE as a markdown section."""
     params = "".join(f", {k} = `{v}`" for k, v in d.scheme.params)
@@ -80,8 +100,11 @@ def write_report(out: str | Path,
         if progress:
             progress(f"deriving {name}")
         derivations.append(derive(name))
+    if progress:
+        progress("solving the reduced ODEs")
     parts = [_INTRO.format(version=__version__),
              "## Initial and terminal velocities\n", summary_table(derivations),
+             "## Cosine similarity at depth\n", depth_table(),
              "## Reduced ODEs (symmetric start)\n"]
     parts += [scheme_section(d) for d in derivations]
     path = out / "README.md"

@@ -59,3 +59,44 @@ def test_report_writes_latex_for_every_scheme(tmp_path):
     for name in ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]:
         assert f"## {name}" in text
     assert "C e^{- 2 t}" in text and "\\frac{C}{t^{2}}" in text
+
+
+def test_solve_csv_matches_library(capsys):
+    import numpy as np
+
+    import symdyn as sd
+
+    assert main(["solve", "pre-ln", "--n", "8", "--beta", "1", "--gamma0", "0",
+                 "--t-max", "10", "--points", "3"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "t,gamma,epsilon,log_epsilon,gamma_dot,r"
+    last = [float(x) for x in lines[-1].split(",")]
+    tr = sd.solve("pre-ln", n=8, beta=1.0, gamma0=0.0, t=[0, 5, 10])
+    assert last[0] == 10 and last[1] == tr.gamma[-1] and last[5] == tr.r[-1]
+    assert np.isclose(last[3], tr.log_epsilon[-1], rtol=0, atol=0)
+
+
+def test_solve_json_high_precision(capsys):
+    assert main(["solve", "ngpt", "--alpha", "1+t", "--n", "4", "--beta", "2",
+                 "--gamma0", "0.1", "--t-max", "1", "--points", "2", "--dps", "40",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["columns"][1] == "gamma"
+    assert len(out["rows"][1][1].replace("0.", "", 1)) >= 35   # ~40 digits printed
+
+
+@pytest.mark.parametrize("argv, culprit", [
+    (["--n", "1"], "n"),
+    (["--gamma0", "2"], "gamma0"),
+    (["--t-max", "-1"], "t_max"),
+    (["--points", "1"], "points"),
+    (["--dps", "5"], "dps"),
+    (["--beta", "nan"], "beta"),
+])
+def test_solve_bad_input_one_line_exit_2(argv, culprit):
+    base = {"--n": "4", "--beta": "1", "--gamma0": "0", "--t-max": "1"}
+    base.update(dict(zip(argv[::2], argv[1::2], strict=True)))
+    proc = run("solve", "post-ln", *[x for kv in base.items() for x in kv])
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and culprit in lines[0], proc.stderr
