@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 CODE = """
+import time
 t0 = time.perf_counter()
 import symdyn as sd
 t1 = time.perf_counter()

@@ -7,7 +7,7 @@ Examples
 C*exp(-2*t)
 """
 
-from . import symbols
+from . import init, symbols, weights
 from .asymptotics import (
     LeadingOrder,
     Terminal,
@@ -18,6 +18,7 @@ from .asymptotics import (
 )
 from .compile import StableSystem, stable_system
 from .equiangular import Reduction, reduce
+from .particles import Simulation, simulate
 from .schemes import Scheme, custom_scheme, scheme, schemes
 from .solve import Trajectory, solve
 from .summary import Derivation, derive
@@ -25,8 +26,8 @@ from .summary import Derivation, derive
 __version__ = "0.1.0"
 
 __all__ = [
-    "Derivation", "LeadingOrder", "Reduction", "Scheme", "StableSystem", "Terminal",
-    "Trajectory", "custom_scheme", "derive", "initial_token_speed", "initial_velocity",
-    "leading_order", "reduce", "scheme", "schemes", "solve", "stable_system", "symbols",
-    "terminal",
+    "Derivation", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
+    "Terminal", "Trajectory", "custom_scheme", "derive", "initial_token_speed", "initial_velocity",
+    "init", "leading_order", "reduce", "scheme", "schemes", "simulate", "solve",
+    "stable_system", "symbols", "terminal", "weights",
 ]

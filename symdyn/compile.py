@@ -28,7 +28,7 @@ from functools import lru_cache
 import sympy as sp
 
 from .equiangular import check_attention, reduce
-from .schemes import Scheme
+from .schemes import Scheme, phase_branches, piecewise_breakpoints
 from .schemes import scheme as get_scheme
 from .symbols import beta, gamma, n, r, t
 
@@ -60,7 +60,7 @@ class StableSystem:
     @property
     def breakpoints(self) -> tuple[float, ...]:
         """Times where a ``Piecewise`` in ``t`` switches branch (Mix-LN)."""
-        return _breakpoints((self.log_eps_dot, self.r_dot))
+        return piecewise_breakpoints((self.log_eps_dot, self.r_dot))
 
     def phases(self, module: str = "numpy") -> list:
         """Compiled ``(f_u, f_r)`` per phase, each ``f(t, epsilon, r, n, beta)``.
@@ -118,38 +118,11 @@ def _stable_system(s: Scheme, attention: str) -> StableSystem:
     return StableSystem(s, attention, u_dot, stabilize(red.r_dot))
 
 
-def _breakpoints(exprs) -> tuple[float, ...]:
-    points = set()
-    for expr in exprs:
-        for pw in expr.atoms(sp.Piecewise):
-            for _, cond in pw.args:
-                for rel in cond.atoms(sp.core.relational.Relational):
-                    if rel.lhs == t and rel.rhs.is_number:
-                        points.add(float(rel.rhs))
-                    elif rel.rhs == t and rel.lhs.is_number:
-                        points.add(float(rel.lhs))
-                    else:
-                        raise ValueError(f"scheme: cannot solve with condition {rel}; "
-                                         f"use conditions t < number")
-    return tuple(sorted(p for p in points if p > 0))
-
-
-def _branch_at(expr, time):
-    def pick(pw):
-        for value, cond in pw.args:
-            if cond == True or cond.subs(t, time) == True:  # noqa: E712
-                return value
-        raise ValueError(f"scheme: no branch of {pw} holds at t = {time}")
-    return expr.replace(lambda e: isinstance(e, sp.Piecewise), pick)
-
-
 @lru_cache(maxsize=256)
 def _lambdify(system: StableSystem, module: str):
     if module not in ("numpy", "mpmath"):
         raise ValueError(f"module: must be 'numpy' or 'mpmath', got {module!r}")
-    edges = (0.0,) + system.breakpoints
-    inside = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:], strict=True)]
-    inside.append(edges[-1] + 1.0)
-    return [(sp.lambdify(ARGS, _branch_at(system.log_eps_dot, x), module),
-             sp.lambdify(ARGS, _branch_at(system.r_dot, x), module))
-            for x in map(sp.nsimplify, inside)]
+    bps = system.breakpoints
+    return [(sp.lambdify(ARGS, u, module), sp.lambdify(ARGS, v, module))
+            for u, v in zip(phase_branches(system.log_eps_dot, bps),
+                            phase_branches(system.r_dot, bps), strict=True)]

@@ -57,7 +57,7 @@ def _rms(x):
 
 
 def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
-              max_steps=200_000) -> BatchSolution:
+              max_steps=200_000, project=None, record=None) -> BatchSolution:
     """Integrate ``dy/dt = f(t, y, *args)`` from ``t = 0`` for every member.
 
     Parameters
@@ -76,6 +76,12 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     breakpoints : sequence of float
         Times where ``f`` changes its law: every member ends a step there
         and the next step starts with a fresh evaluation in the new phase.
+    project : callable, optional
+        ``project(y)`` maps accepted states back onto a manifold (e.g.
+        renormalizes directions on the sphere).
+    record : callable, optional
+        ``record(k, members, y)`` receives the states of ``members`` at output
+        time ``k`` instead of storing them (then ``BatchSolution.y`` is None).
     """
     t_out = np.asarray(t_out, dtype=float)
     y0 = np.asarray(y0, dtype=float)
@@ -87,9 +93,18 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     is_break = np.isin(stops, bps)
     is_output = np.isin(stops, t_out)
     out_index = np.searchsorted(t_out, stops)
-    Y = np.full((M, len(t_out), dim), np.nan)
+    Y = None if record is not None else np.full((M, len(t_out), dim), np.nan)
+
+    def save(members, k_out, rows):
+        if record is None:
+            Y[members, k_out] = rows
+        else:
+            for k in np.unique(k_out):
+                sel = k_out == k
+                record(int(k), members[sel], rows[sel])
+
     if t_out[0] == 0:
-        Y[:, 0] = y0
+        save(np.arange(M), np.zeros(M, dtype=int), y0)
 
     t = np.zeros(M)
     y = y0.copy()
@@ -155,13 +170,15 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         new_h = np.where(accept & clipped, np.maximum(new_h, hp), new_h)
 
         idx = active[accept]
+        if project is not None and idx.size:
+            y_new[accept] = project(y_new[accept])
         t[idx], y[idx], fy[idx] = t_new[accept], y_new[accept], f_new[accept]
         nsteps[active] += 1
         landed = idx[clipped[accept]]
         if landed.size:
             k = stop[landed]
-            record = landed[is_output[k]]
-            Y[record, out_index[k[is_output[k]]]] = y[record]
+            record_rows = landed[is_output[k]]
+            save(record_rows, out_index[k[is_output[k]]], y[record_rows])
             stop[landed] += 1
             crossed = landed[is_break[k]]
             if crossed.size:          # new phase: no first-same-as-last reuse

@@ -14,6 +14,7 @@ for that law: the symbolic reduction and the particle simulator both read it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy as sp
 
@@ -37,6 +38,10 @@ class Scheme:
         (``oo``: always on the sphere; ``0``: never; Mix-LN: ``t_switch``).
     params : tuple
         The parameters the scheme was built with, as ``(name, value)`` pairs.
+    layer : str
+        The discrete layer rule of DESIGN.md's table (the built-in's name), or
+        ``"generic"`` for custom schemes: ``theta <- N(theta + h P A / s)``,
+        ``r <- r + h rho``.
     """
 
     name: str
@@ -44,6 +49,20 @@ class Scheme:
     radial: sp.Expr
     sphere_until: sp.Expr
     params: tuple = field(default=())
+    layer: str = "generic"
+
+    @property
+    def breakpoints(self) -> tuple[float, ...]:
+        """Times ``> 0`` where the speed law switches branch (Mix-LN)."""
+        return piecewise_breakpoints((self.speed, self.radial))
+
+    def numeric(self):
+        """Numpy ``(speed, radial)`` per phase, each ``f(t, r, a, A_norm, n, beta)``.
+
+        Phase ``i`` lies between the ``i``-th breakpoints; its functions
+        carry no ``Piecewise`` (see :func:`phase_branches`).
+        """
+        return _numeric_laws(self)
 
     @property
     def on_sphere(self) -> bool:
@@ -56,34 +75,35 @@ class Scheme:
 
 
 def _post_ln() -> Scheme:
-    return Scheme("post-ln", sp.Integer(1), sp.Integer(0), sp.oo)
+    return Scheme("post-ln", sp.Integer(1), sp.Integer(0), sp.oo, layer="post-ln")
 
 
 def _pre_ln() -> Scheme:
-    return Scheme("pre-ln", r, a, sp.Integer(0))
+    return Scheme("pre-ln", r, a, sp.Integer(0), layer="pre-ln")
 
 
 def _mix_ln(t_switch=1.0) -> Scheme:
     ts = _nonnegative_number(t_switch, "t_switch")
     speed = sp.Piecewise((1, t < ts), (r, True))
     radial = sp.Piecewise((0, t < ts), (a, True))
-    return Scheme("mix-ln", speed, radial, ts, (("t_switch", ts),))
+    return Scheme("mix-ln", speed, radial, ts, (("t_switch", ts),), layer="mix-ln")
 
 
 def _peri_ln() -> Scheme:
-    return Scheme("peri-ln", r * A_norm, a / A_norm, sp.Integer(0))
+    return Scheme("peri-ln", r * A_norm, a / A_norm, sp.Integer(0), layer="peri-ln")
 
 
 def _ngpt(alpha="1") -> Scheme:
     alpha_t = parse(alpha, "alpha", {"t": t}, functions_of_t=True)
     return Scheme("ngpt", A_norm / alpha_t, sp.Integer(0), sp.oo,
-                  (("alpha", alpha_t),))
+                  (("alpha", alpha_t),), layer="ngpt")
 
 
 def _sqrt_scaling() -> Scheme:
     # This project's model of a 1/sqrt(depth) residual scale on the sphere:
     # x <- N(x + h A(x) / sqrt(1 + t)).  Swap the speed here to change it.
-    return Scheme("sqrt-scaling", sp.sqrt(1 + t), sp.Integer(0), sp.oo)
+    return Scheme("sqrt-scaling", sp.sqrt(1 + t), sp.Integer(0), sp.oo,
+                  layer="sqrt-scaling")
 
 
 _REGISTRY = {
@@ -179,3 +199,54 @@ def custom_scheme(name: str, speed, radial=None) -> Scheme:
         return Scheme(name, s.subs(r, 1), sp.Integer(0), sp.oo)
     rho = parse(radial, "radial", SCHEME_SYMBOLS)
     return Scheme(name, s, rho, sp.Integer(0))
+
+
+# --------------------------------------------------------------------------
+# piecewise laws in t, phase by phase
+# --------------------------------------------------------------------------
+
+def piecewise_breakpoints(exprs) -> tuple[float, ...]:
+    """Times ``> 0`` at which a ``Piecewise`` condition ``t < c`` switches."""
+    points = set()
+    for expr in exprs:
+        for pw in expr.atoms(sp.Piecewise):
+            for _, cond in pw.args:
+                for rel in cond.atoms(sp.core.relational.Relational):
+                    if rel.lhs == t and rel.rhs.is_number:
+                        points.add(float(rel.rhs))
+                    elif rel.rhs == t and rel.lhs.is_number:
+                        points.add(float(rel.lhs))
+                    else:
+                        raise ValueError(f"scheme: cannot evaluate condition {rel}; "
+                                         f"write conditions as t < number")
+    return tuple(sorted(p for p in points if p > 0))
+
+
+def phase_branches(expr, breakpoints) -> list:
+    """``expr`` with every ``Piecewise`` resolved, one per phase.
+
+    Phase ``i`` is ``[b_i, b_{i+1})`` with ``b_0 = 0``; a step that ends on a
+    breakpoint is evaluated with the branch of the phase it lies in.
+    """
+    edges = (0.0,) + tuple(breakpoints)
+    inside = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    inside.append(edges[-1] + 1.0)
+
+    def at(time):
+        def pick(pw):
+            for value, cond in pw.args:
+                if cond == True or cond.subs(t, time) == True:  # noqa: E712
+                    return value
+            raise ValueError(f"scheme: no branch of {pw} holds at t = {time}")
+        return expr.replace(lambda e: isinstance(e, sp.Piecewise), pick)
+
+    return [at(sp.nsimplify(x)) for x in inside]
+
+
+@lru_cache(maxsize=256)
+def _numeric_laws(s: Scheme):
+    args = tuple(SCHEME_SYMBOLS[k] for k in ("t", "r", "a", "A_norm", "n", "beta"))
+    bps = s.breakpoints
+    return [(sp.lambdify(args, v, "numpy"), sp.lambdify(args, w, "numpy"))
+            for v, w in zip(phase_branches(s.speed, bps), phase_branches(s.radial, bps),
+                            strict=True)]

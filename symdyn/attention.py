@@ -1,0 +1,74 @@
+"""Multi-head attention of a batch of token configurations.
+
+For inputs :math:`y_k` (the directions :math:`\\theta_k`, or the raw tokens
+for the unnormalized baseline), head ``h`` scores
+:math:`\\beta\\langle Q_h y_k, K_h y_j\\rangle` and averages the values
+:math:`V_h y_j`:
+
+.. math:: A_k = \\frac{1}{H}\\sum_h \\frac{\\sum_j w^h_{kj} V_h y_j}{Z^h_k},
+          \\quad w^h_{kj} = e^{\\beta\\langle Q_h y_k, K_h y_j\\rangle}
+
+with :math:`Z^h_k = \\sum_j w^h_{kj}` (softmax, computed after subtracting
+each row's maximum score, so no overflow at large ``beta``) or
+:math:`Z = n` (unnormalized kernel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .weights import Weights
+
+
+def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
+              identity: bool = False) -> np.ndarray:
+    """``A`` of shape ``(m, n, d)`` for inputs ``Y`` of shape ``(m, n, d)``.
+
+    Parameters
+    ----------
+    Y : array (m, n, d)
+    beta : array (m,)
+    qkv : tuple of arrays (heads, d, d)
+        ``(Q, K, V)``; ignored when ``identity``.
+    kind : {"softmax", "unnormalized"}
+    identity : bool
+        ``Q = K = V = I``: skip the projections.
+    """
+    b = np.asarray(beta, dtype=float).reshape(-1, 1, 1)
+    if identity:
+        S = Y @ np.swapaxes(Y, -1, -2)
+        S *= b
+        return _weigh(S, Y, kind)
+    Q, K, V = qkv
+    heads = Q.shape[0]
+    A = np.zeros_like(Y)
+    for h in range(heads):
+        q = Y @ Q[h].T
+        k = Y @ K[h].T
+        v = Y @ V[h].T
+        S = q @ np.swapaxes(k, -1, -2)
+        S *= b
+        A += _weigh(S, v, kind)
+    if heads > 1:
+        A /= heads
+    return A
+
+
+def _weigh(S, values, kind):
+    if kind == "softmax":
+        S -= S.max(axis=-1, keepdims=True)
+        np.exp(S, out=S)
+        Z = S.sum(axis=-1, keepdims=True)
+        out = S @ values
+        out /= Z
+        return out
+    with np.errstate(over="ignore"):
+        np.exp(S, out=S)
+    out = S @ values
+    out /= S.shape[-1]
+    return out
+
+
+def of_weights(w: Weights, k: int):
+    """Arguments ``(qkv, identity)`` of :func:`attention` for draw ``k``."""
+    return (None, True) if w.identity else (w.at(k), False)

@@ -1,0 +1,105 @@
+"""Query, key and value weights ``(Q, K, V)`` for the particle simulator.
+
+A :class:`Weights` holds ``L`` draws of ``(Q, K, V)``, each of shape
+``(heads, d, d)``: ``L = 1`` is *tied* (the same weights at every depth);
+``L > 1`` is *untied*: draw ``k`` serves layer ``k`` (``step=h``) or the time
+interval ``[k, k+1)`` (continuous dynamics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Weights:
+    """``Q, K, V`` of shape ``(L, heads, d, d)``."""
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    identity: bool = False
+
+    @property
+    def tied(self) -> bool:
+        return self.Q.shape[0] == 1
+
+    @property
+    def draws(self) -> int:
+        return self.Q.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.Q.shape[-1]
+
+    def at(self, k: int):
+        """``(Q, K, V)`` of draw ``k`` (draw 0 when tied)."""
+        k = 0 if self.tied else int(k)
+        if k >= self.draws:
+            raise ValueError(f"weights: untied weights hold {self.draws} draws, "
+                             f"draw {k} was needed; draw more layers")
+        return self.Q[k], self.K[k], self.V[k]
+
+
+def _check(d, heads, layers):
+    for name, v in (("d", d), ("heads", heads)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if layers is not None and (not isinstance(layers, (int, np.integer))
+                               or isinstance(layers, bool) or layers < 1):
+        raise ValueError(f"layers must be None (tied) or an integer >= 1, got {layers!r}")
+    return 1 if layers is None else int(layers)
+
+
+def identity(d: int, heads: int = 1) -> Weights:
+    """``Q = K = V = I_d`` (Theorem 3.1's setting)."""
+    L = _check(d, heads, None)
+    eye = np.broadcast_to(np.eye(d), (L, heads, d, d)).copy()
+    return Weights(eye, eye, eye, identity=True)
+
+
+def kaiming(d: int, heads: int = 1, layers=None, seed=None, std=None) -> Weights:
+    """Kaiming-normal weights: independent ``N(0, std^2)`` entries, ``std = 1/sqrt(d)``.
+
+    ``layers=None`` draws one set (tied); ``layers=L`` draws ``L`` (untied).
+    """
+    L = _check(d, heads, layers)
+    std = 1 / np.sqrt(d) if std is None else float(std)
+    if not (np.isfinite(std) and std > 0):
+        raise ValueError(f"std must be a finite number > 0, got {std!r}")
+    rng = np.random.default_rng(seed)
+    Q, K, V = (std * rng.standard_normal((L, heads, d, d)) for _ in range(3))
+    return Weights(Q, K, V)
+
+
+def as_weights(weights, d: int) -> Weights:
+    """``None`` (identity), a ``(Q, K, V)`` tuple or :class:`Weights`, checked against ``d``."""
+    if weights is None:
+        return identity(d)
+    if isinstance(weights, Weights):
+        w = weights
+    else:
+        try:
+            Q, K, V = weights
+        except (TypeError, ValueError):
+            raise ValueError("weights: expected None, (Q, K, V) or sd.weights.Weights") from None
+        mats = []
+        for name, M in (("Q", Q), ("K", K), ("V", V)):
+            M = np.asarray(M, dtype=float)
+            if M.ndim == 2:
+                M = M[None]
+            if M.ndim != 3 or M.shape[-1] != M.shape[-2]:
+                raise ValueError(f"weights: {name} must be (d, d) or (heads, d, d), "
+                                 f"got shape {np.shape(M)}")
+            mats.append(M[None])
+        if len({m.shape for m in mats}) != 1:
+            raise ValueError(f"weights: Q, K, V shapes differ: {[m.shape[1:] for m in mats]}")
+        w = Weights(*mats)
+    if w.d != d:
+        raise ValueError(f"weights: matrices are {w.d} x {w.d} but X0 has d = {d}")
+    for name, M in (("Q", w.Q), ("K", w.K), ("V", w.V)):
+        if not np.all(np.isfinite(M)):
+            raise ValueError(f"weights: {name} has non-finite entries")
+    return w
