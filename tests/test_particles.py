@@ -1,0 +1,215 @@
+"""The particle simulator against the reduced solver, itself, and a loop oracle."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_reduction import schemes as scheme_strategy
+
+import symdyn as sd
+from symdyn.attention import attention
+
+# --- the witness agrees with the reduced ODE --------------------------------
+
+@given(scheme_strategy(), st.integers(2, 16), st.floats(0.01, 10.0), st.floats(0.0, 1.0),
+       st.integers(0, 2**32 - 1))
+def test_equiangular_simulation_matches_solve(scheme, n, beta, u, seed):
+    lower = -1 / (n - 1)
+    gamma0 = lower + (0.02 + 0.98 * u) * (1 - lower)   # off the unstable simplex
+    times = np.linspace(0, 5, 11)
+    X0 = sd.init.equiangular(n, n, gamma0, r0=1.0, seed=seed)
+    sim = sd.simulate(scheme, X0, beta=beta, t=times)
+    tr = sd.solve(scheme, n=n, beta=beta, gamma0=gamma0, r0=1.0, t=times)
+    assert np.abs(sim.gamma - tr.gamma).max() < 1e-7
+    assert np.allclose(sim.r, tr.r[None, :], rtol=1e-7)
+
+
+def test_cross_check_negative_control():
+    X0 = sd.init.equiangular(6, 6, 0.0, seed=0)
+    sim = sd.simulate("peri-ln", X0, beta=1.0, t=[1.0, 3.0])
+    tr = sd.solve("pre-ln", n=6, beta=1.0, gamma0=0.0, t=[1.0, 3.0])
+    assert np.abs(sim.gamma - tr.gamma).max() > 1e-2
+
+
+def test_unnormalized_kernel_matches_solve():
+    X0 = sd.init.equiangular(5, 7, 0.2, seed=4)
+    sim = sd.simulate("pre-ln", X0, beta=0.7, t=[1.0, 4.0], attention="unnormalized")
+    tr = sd.solve("pre-ln", n=5, beta=0.7, gamma0=0.2, t=[1.0, 4.0],
+                  attention="unnormalized")
+    assert np.abs(sim.gamma - tr.gamma).max() < 1e-8
+
+
+# --- attention against a per-token loop --------------------------------------
+
+def loop_attention(Y, beta, Q, K, V, kind):
+    """Attention written as a research script would: loops over heads and tokens."""
+    heads, n = Q.shape[0], Y.shape[0]
+    A = np.zeros_like(Y)
+    for h in range(heads):
+        for k in range(n):
+            scores = [beta * (Q[h] @ Y[k]) @ (K[h] @ Y[j]) for j in range(n)]
+            w = np.exp(scores)
+            Z = w.sum() if kind == "softmax" else n
+            A[k] += sum(w[j] * (V[h] @ Y[j]) for j in range(n)) / Z
+    return A / heads
+
+
+@pytest.mark.parametrize("kind", ["softmax", "unnormalized"])
+@pytest.mark.parametrize("heads", [1, 3])
+def test_attention_matches_loop(kind, heads):
+    w = sd.weights.kaiming(6, heads=heads, seed=2)
+    Y = sd.init.sphere(5, 6, batch=2, seed=3)
+    A = attention(Y, np.array([1.5, 0.5]), w.at(0), kind)
+    for m, b in enumerate([1.5, 0.5]):
+        Q, K, V = w.at(0)
+        assert np.allclose(A[m], loop_attention(Y[m], b, Q, K, V, kind), rtol=1e-12,
+                           atol=1e-14)
+
+
+def test_softmax_is_stable_at_huge_beta():
+    Y = sd.init.sphere(4, 3, seed=0)
+    A = attention(Y[None], np.array([1e6]), None, "softmax", identity=True)
+    assert np.allclose(A[0], Y)       # each token attends to itself only
+
+
+# --- layer rules converge to the continuous dynamics with order 1 ------------
+
+LAYER_CASES = sd.schemes() + ["none", sd.custom_scheme("soft-peri", "r*(1 + A_norm)", "a"),
+                              sd.scheme("ngpt", alpha="1 + t")]
+
+
+@pytest.mark.parametrize("scheme", LAYER_CASES, ids=str)
+def test_layer_rules_converge_with_order_one(scheme):
+    X0 = sd.init.gaussian(6, 5, scale=1 / np.sqrt(5), seed=3)
+    w = sd.weights.kaiming(5, heads=2, seed=7)
+    ref = sd.simulate(scheme, X0, beta=1.0, t=[1.0, 2.0], weights=w, save_x=True)
+    errors = [np.abs(sd.simulate(scheme, X0, beta=1.0, t=[1.0, 2.0], weights=w, step=h,
+                                 save_x=True).X - ref.X).max() for h in (0.02, 0.01, 0.005)]
+    for coarse, fine in zip(errors[:-1], errors[1:], strict=True):
+        assert 1.8 < coarse / fine < 2.2
+
+
+def test_untied_layers_use_a_new_draw_per_layer():
+    X0 = sd.init.sphere(4, 3, seed=0)
+    untied = sd.weights.kaiming(3, layers=4, seed=1)
+    first = sd.weights.Weights(*(M[:1] for M in (untied.Q, untied.K, untied.V)))
+    a = sd.simulate("post-ln", X0, beta=1.0, t=[1.0], weights=untied, step=1.0, save_x=True)
+    b = sd.simulate("post-ln", X0, beta=1.0, t=[1.0], weights=first, step=1.0, save_x=True)
+    assert np.array_equal(a.X, b.X)        # layer 0 uses draw 0
+    a = sd.simulate("post-ln", X0, beta=1.0, t=[4.0], weights=untied, step=1.0, save_x=True)
+    b = sd.simulate("post-ln", X0, beta=1.0, t=[4.0], weights=first, step=1.0, save_x=True)
+    assert not np.allclose(a.X, b.X)
+    with pytest.raises(ValueError, match="weights"):
+        sd.simulate("post-ln", X0, beta=1.0, t=[5.0], weights=untied, step=1.0)
+
+
+def test_untied_continuous_switches_draw_each_unit_of_time():
+    X0 = sd.init.sphere(4, 3, seed=0)
+    untied = sd.weights.kaiming(3, layers=3, seed=1)
+    first = sd.weights.Weights(*(M[:1] for M in (untied.Q, untied.K, untied.V)))
+    a = sd.simulate("pre-ln", X0, beta=1.0, t=[0.5, 2.5], weights=untied, save_x=True)
+    b = sd.simulate("pre-ln", X0, beta=1.0, t=[0.5, 2.5], weights=first, save_x=True)
+    assert np.allclose(a.X[0], b.X[0], atol=1e-12)
+    assert not np.allclose(a.X[1], b.X[1], atol=1e-3)
+
+
+# --- invariants ----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["post-ln", "ngpt", "sqrt-scaling", "mix-ln"])
+def test_sphere_schemes_keep_unit_norm(name):
+    X0 = sd.init.sphere(7, 4, batch=3, seed=5)
+    for step in (None, 0.05):
+        sim = sd.simulate(name, X0, beta=2.0, t=[0.5, 0.95], step=step, save_x=True)
+        assert np.abs(np.linalg.norm(sim.X, axis=-1) - 1).max() < 1e-12
+
+
+@pytest.mark.parametrize("name", sd.schemes() + ["none"])
+def test_permutation_equivariance(name):
+    X0 = sd.init.gaussian(6, 4, scale=0.5, seed=8)
+    perm = np.random.default_rng(0).permutation(6)
+    w = sd.weights.kaiming(4, seed=1)
+    a = sd.simulate(name, X0, beta=1.0, t=[1.0, 3.0], weights=w, save_x=True)
+    b = sd.simulate(name, X0[perm], beta=1.0, t=[1.0, 3.0], weights=w, save_x=True)
+    assert np.allclose(a.X[:, perm], b.X, rtol=1e-9, atol=1e-11)
+    assert np.allclose(a.gamma, b.gamma, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", sd.schemes() + ["none"])
+def test_rotation_invariance_with_identity_weights(name):
+    X0 = sd.init.gaussian(6, 4, scale=0.5, seed=9)
+    R = sd.init.random_rotation(4, np.random.default_rng(1))
+    a = sd.simulate(name, X0, beta=1.0, t=[1.0, 3.0])
+    b = sd.simulate(name, X0 @ R.T, beta=1.0, t=[1.0, 3.0])
+    assert np.allclose(a.gamma, b.gamma, rtol=0, atol=1e-10)
+    # negative control: a non-orthogonal map changes gamma(t)
+    c = sd.simulate(name, X0 @ np.diag([3.0, 1.0, 1.0, 0.2]), beta=1.0, t=[1.0, 3.0])
+    assert not np.allclose(a.gamma, c.gamma, atol=1e-4)
+
+
+def test_same_seed_bit_identical():
+    def run(seed):
+        X0 = sd.init.gaussian(5, 4, batch=2, seed=seed)
+        w = sd.weights.kaiming(4, heads=2, seed=seed)
+        return sd.simulate("peri-ln", X0, beta=1.0, t=[1.0, 2.0], weights=w, save_x=True)
+    a, b, c = run(11), run(11), run(12)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.gamma, b.gamma)
+    assert not np.array_equal(a.X, c.X)
+
+
+def test_batch_matches_single_runs():
+    X0 = sd.init.gaussian(5, 4, batch=3, seed=2)
+    betas = np.array([0.5, 1.0, 4.0])
+    batch = sd.simulate("pre-ln", X0, beta=betas, t=[1.0, 2.0], save_x=True)
+    for i in range(3):
+        one = sd.simulate("pre-ln", X0[i], beta=betas[i], t=[1.0, 2.0], save_x=True)
+        assert np.array_equal(batch.X[i], one.X)
+
+
+def test_observables():
+    X0 = sd.init.sphere(8, 3, seed=1)
+    sim = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 30.0], save_x=True)
+    G = X0 @ X0.T
+    assert sim.gamma[0] == pytest.approx((G.sum() - 8) / 56, abs=1e-14)
+    assert sim.min_cosine[0] == pytest.approx(G[~np.eye(8, dtype=bool)].min(), abs=1e-14)
+    assert sim.clusters[0] == 8 and sim.clusters[-1] == 1     # Theorem 3.1: one cluster
+    assert sim.r.shape == (8, 2) and sim.speed.shape == (8, 2)
+    assert sim.speed[:, -1].max() < 1e-10 < sim.speed[:, 0].min()
+
+
+# --- bad input -----------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, culprit", [
+    (dict(X0=np.zeros((3, 2))), "X0"),
+    (dict(X0=np.ones(3)), "X0"),
+    (dict(X0=np.full((3, 2), np.nan)), "X0"),
+    (dict(step=0.0), "step"),
+    (dict(step=-0.1), "step"),
+    (dict(t=[0.15], step=0.1), "multiples"),
+    (dict(beta=np.nan), "beta"),
+    (dict(beta=-1.0), "beta"),
+    (dict(weights=(np.eye(3), np.eye(3), np.eye(3))), "weights"),
+    (dict(weights=(np.eye(2), np.eye(2), np.ones((2, 3)))), "weights"),
+    (dict(weights=(np.eye(2), np.eye(2), np.full((2, 2), np.inf))), "weights"),
+    (dict(attention="linear"), "attention"),
+    (dict(t=[1.0, 0.5]), "t"),
+    (dict(scheme="layernorm"), "scheme"),
+])
+def test_bad_input(kwargs, culprit):
+    args = dict(scheme="pre-ln", X0=np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+                beta=1.0, t=[1.0])
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=culprit):
+        sd.simulate(args.pop("scheme"), args.pop("X0"), **args)
+
+
+@pytest.mark.parametrize("call, culprit", [
+    (lambda: sd.init.equiangular(5, 3, 0.0), "d"),
+    (lambda: sd.init.equiangular(5, 5, -0.5), "gamma0"),
+    (lambda: sd.init.sphere(1, 3), "n"),
+    (lambda: sd.init.gaussian(3, 3, scale=0.0), "scale"),
+    (lambda: sd.weights.kaiming(3, heads=0), "heads"),
+    (lambda: sd.weights.kaiming(3, layers=0), "layers"),
+])
+def test_generator_bad_input(call, culprit):
+    with pytest.raises(ValueError, match=culprit):
+        call()
