@@ -21,7 +21,7 @@ from .weights import Weights
 
 
 def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
-              identity: bool = False) -> np.ndarray:
+              identity: bool = False, out=None, work=None) -> np.ndarray:
     """``A`` of shape ``(m, n, d)`` for inputs ``Y`` of shape ``(m, n, d)``.
 
     Parameters
@@ -33,12 +33,15 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
     kind : {"softmax", "unnormalized"}
     identity : bool
         ``Q = K = V = I``: skip the projections.
+    out, work : arrays (m, n, d) and (m, n, n), optional
+        Buffers for the result and the scores (reusing them spares the
+        allocator; the result then lives in ``out``).
     """
     b = np.asarray(beta, dtype=float).reshape(-1, 1, 1)
     if identity:
-        S = Y @ np.swapaxes(Y, -1, -2)
+        S = np.matmul(Y, np.swapaxes(Y, -1, -2), out=work)
         S *= b
-        return _weigh(S, Y, kind)
+        return _weigh(S, Y, kind, out)
     Q, K, V = qkv
     heads = Q.shape[0]
     A = np.zeros_like(Y)
@@ -54,18 +57,18 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
     return A
 
 
-def _weigh(S, values, kind):
+def _weigh(S, values, kind, out=None):
     if kind == "softmax":
         S -= S.max(axis=-1, keepdims=True)
         np.exp(S, out=S)
         Z = S.sum(axis=-1, keepdims=True)
-        out = S @ values
-        out /= Z
+        out = np.matmul(S, values, out=out)
+        out *= 1.0 / Z
         return out
     with np.errstate(over="ignore"):
         np.exp(S, out=S)
-    out = S @ values
-    out /= S.shape[-1]
+    out = np.matmul(S, values, out=out)
+    out *= 1.0 / S.shape[-1]
     return out
 
 

@@ -98,24 +98,40 @@ class _Field:
         self.draw_of_phase = (np.floor(starts / period).astype(int) if period
                               else np.zeros(len(starts), dtype=int))
         self.raw = s.layer == "none"
+        self._buffers = {}
+
+    def _workspace(self, m, n, d):
+        key = (m, n, d)
+        if key not in self._buffers:
+            if len(self._buffers) > 8:
+                self._buffers.clear()
+            self._buffers[key] = (np.empty((m, n, d)), np.empty((m, n, n)),
+                                  np.empty((m, n, d)))
+        return self._buffers[key]
 
     def phase_at(self, times, side="left"):
         return np.searchsorted(self.bps, times, side=side)
 
     def __call__(self, tm, theta, rad, beta, phase):
-        """Field of members that share ``phase``: arrays (m, ...)."""
-        n = theta.shape[1]
+        """Field of members that share ``phase``: arrays (m, ...).
+
+        The returned direction field lives in a reused buffer: valid until the
+        next call.
+        """
+        m, n, d = theta.shape
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase])
         Y = theta * rad[..., None] if self.raw else theta
-        A = _attention(Y, beta, qkv, self.kind, ident)
+        out, work, tmp = self._workspace(m, n, d)
+        A = _attention(Y, beta, qkv, self.kind, ident, out=out, work=work)
         a_k = np.einsum("mnd,mnd->mn", A, theta)
         norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
         speed, radial = self.laws[self.law_of_phase[phase]]
         args = (tm[:, None], rad, a_k, norm, n, beta[:, None])
         s = np.broadcast_to(speed(*args), a_k.shape)
         rho = np.broadcast_to(radial(*args), a_k.shape)
-        A -= a_k[..., None] * theta
-        A /= s[..., None]
+        np.multiply(theta, a_k[..., None], out=tmp)
+        A -= tmp
+        A *= (1.0 / s)[..., None]
         return A, rho
 
     def grouped(self, tm, theta, rad, beta, phase):
@@ -339,7 +355,7 @@ def _continuous(s, w, kind, theta, rad, beta, times, rtol, atol, rec):
 # --------------------------------------------------------------------------
 
 def _unit(v):
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+    return v / np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
 
 
 def _layers(s, w, kind, theta, rad, beta, times, h, rec):
@@ -358,6 +374,9 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
     out = {int(k): i for i, k in enumerate(layer_of)}
 
     def observe(k, x):
+        if not np.all(np.isfinite(x)):
+            raise ArithmeticError(f"simulate: non-finite tokens by layer {k} "
+                                  f"(t = {k * h:g})")
         th = _unit(x)
         rr = np.linalg.norm(x, axis=-1)
         tk = k * h
@@ -394,7 +413,4 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
                 field.draw_of_phase = np.full_like(field.draw_of_phase, 0 if w.tied else k)
                 dth, drho = field(np.full(M, tk), th, rr, beta, ph)
                 x = (rr + h * drho)[..., None] * _unit(th + h * dth)
-            if not np.all(np.isfinite(x)):
-                raise ArithmeticError(f"simulate: non-finite tokens at layer {k} "
-                                      f"(t = {tk:g})")
     return total, total, f"{total} layers of step {h:g}"
