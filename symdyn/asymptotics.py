@@ -15,7 +15,8 @@ Terminal velocity, near the cluster :math:`\\gamma = 1`, with
 3. :math:`\\varepsilon(t) = C \\exp(-\\Lambda(t))`,
    :math:`\\Lambda(t) = \\int_0^t \\lambda(r(s), s)\\,ds`.
 4. Keep the terms of :math:`\\Lambda` that do not stay bounded (powers
-   :math:`c\\,t^p` and :math:`d \\log t`) and name the law by the largest:
+   :math:`c\\,t^p` and :math:`d \\log t`; all of :math:`\\Lambda` when what
+   is left oscillates without bound) and name the law by the largest:
    ``p >= 1`` exponential, ``0 < p < 1`` stretched-exponential, only
    ``log t`` polynomial, none (bounded :math:`\\Lambda`) no-collapse.
 """
@@ -219,13 +220,20 @@ def _radius(rho, r_start):
 
 
 def _growing_terms(Lam, max_terms=4):
-    """Terms c t**p (p > 0) and d log t of Lam(t) that do not stay bounded."""
+    """Terms c t**p (p > 0) and d log t of Lam(t) that do not stay bounded.
+
+    Returns ``(terms, settled)``: ``settled`` is False when what is left after
+    the terms oscillates without bound (e.g. ``t sin(8t)``), so that only the
+    exact ``exp(-Lambda)`` describes epsilon.
+    """
     terms, rest = [], Lam
     for _ in range(max_terms):
         lim = sp.limit(rest, t, sp.oo)
         if lim.is_finite:
-            return terms
+            return terms, True
         if lim not in (sp.oo, -sp.oo):
+            if terms:
+                return terms, False
             raise ValueError(f"scheme: Lambda(t) = {Lam} has no limit behaviour "
                              f"as t -> oo ({lim})")
         p = sp.limit(sp.log(sp.Abs(rest)) / sp.log(t), t, sp.oo)
@@ -234,6 +242,8 @@ def _growing_terms(Lam, max_terms=4):
                              f"any power of t")
         term = t ** p if p.is_positive else sp.log(t)
         coeff = sp.simplify(sp.limit(rest / term, t, sp.oo))
+        if isinstance(coeff, sp.AccumBounds) and terms:
+            return terms, False
         if coeff.is_zero or not coeff.is_finite:
             raise ValueError(f"scheme: cannot expand Lambda(t) = {Lam} "
                              f"as t -> oo")
@@ -272,10 +282,11 @@ def _terminal(s, attention):
         eps = C * sp.exp(-Lam)
         return Terminal("exponential", eps, sp.simplify(-sp.diff(eps, t)),
                         rate_t, radius, None)
-    terms = _growing_terms(sp.simplify(Lam))
+    Lam = sp.collect(sp.expand(Lam), t, func=sp.trigsimp)
+    terms, settled = _growing_terms(Lam)
     growth = sp.Add(*(c * (t ** p if p.is_positive else sp.log(t))
                       for c, p in terms))
-    eps = sp.powsimp(C * sp.exp(-growth))
+    eps = sp.powsimp(C * sp.exp(-(growth if settled else Lam)))
     top = max((p for _, p in terms), default=None)
     if top is None:
         law, exponent = "no-collapse", None
