@@ -179,3 +179,25 @@ def _reduce(s: Scheme, attention: str, beta: sp.Expr) -> Reduction:
     _, a_1, norm_1, r_dot, token_speed = law["1"]
     return Reduction(s, attention, gamma_dot, r_dot, a_1, norm_1,
                      token_speed, beta)
+
+
+def one_layer_cosine(attention: str = "softmax", beta=BETA) -> sp.Expr:
+    """Cosine of two outputs of one attention layer, normalized, on equiangular inputs.
+
+    :math:`\\langle A_1, A_2\\rangle / (|A_1|\\,|A_2|)` in ``gamma`` (the input
+    cosine), ``n`` and ``beta``, from the same class-sum algebra as
+    :func:`reduce` (the normalizations ``Z`` cancel).
+
+    Examples
+    --------
+    >>> import symdyn as sd, sympy as sp
+    >>> from symdyn.equiangular import one_layer_cosine
+    >>> float(one_layer_cosine().subs({"gamma": 0, "n": 2, "beta": 0}))
+    1.0
+    """
+    check_attention(attention)
+    frame = _Frame()
+    W1, _ = frame.attention("1", attention, sp.sympify(beta))
+    W2, _ = frame.attention("2", attention, sp.sympify(beta))
+    return (_tidy(frame.dot(W1, W2))
+            / sp.sqrt(_tidy(frame.dot(W1, W1)) * _tidy(frame.dot(W2, W2))))
