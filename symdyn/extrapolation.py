@@ -84,8 +84,9 @@ def integrate_mp(f, t_out, y0, dps, breakpoints=(), max_steps=100_000):
                                               f"{mpmath.nstr(t, 8)}")
                     continue
                 t, y = (stop if step == stop - t else t + step), y_new
-                if cols < kmax // 2:
-                    H = step * 2 if step == H else max(H, step)
+                if cols <= kmax // 2 + 1:
+                    grow = 4 if cols <= kmax // 3 else 2
+                    H = step * grow if step == H else max(H, step)
                 elif cols > (4 * kmax) // 5:
                     H = step * mpmath.mpf("0.7")
             states[stop] = y
