@@ -56,6 +56,9 @@ class Simulation:
     t : ndarray (K,)
     gamma : ndarray batch + (K,)
         Mean over pairs ``i != j`` of :math:`\\langle\\theta_i, \\theta_j\\rangle`.
+    epsilon : ndarray batch + (K,)
+        :math:`1 - \\gamma = \\sum_k |\\theta_k - \\bar\\theta|^2/(n-1)`, computed
+        from the deviations, so it keeps its relative precision near a cluster.
     min_cosine : ndarray batch + (K,)
         Smallest pairwise cosine.
     clusters : ndarray batch + (K,)
@@ -70,6 +73,7 @@ class Simulation:
 
     t: np.ndarray
     gamma: np.ndarray
+    epsilon: np.ndarray
     min_cosine: np.ndarray
     clusters: np.ndarray
     r: np.ndarray
@@ -151,6 +155,7 @@ class _Field:
 class _Recorder:
     def __init__(self, M, n, d, K, threshold, save_x):
         self.gamma = np.empty((M, K))
+        self.epsilon = np.empty((M, K))
         self.min_cos = np.empty((M, K))
         self.clusters = np.empty((M, K), dtype=int)
         self.r = np.empty((M, n, K))
@@ -163,6 +168,8 @@ class _Recorder:
         G = theta @ np.swapaxes(theta, -1, -2)
         diag = np.einsum("mnn->mn", G)
         self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diag.sum(-1)) / (n * (n - 1))
+        dev = theta - theta.mean(axis=1, keepdims=True)
+        self.epsilon[members, k] = np.einsum("mnd,mnd->m", dev, dev) / (n - 1)
         idx = np.arange(n)
         G[:, idx, idx] = np.inf
         self.min_cos[members, k] = G.min(axis=(-1, -2))
@@ -292,7 +299,8 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
 
     def out(x):
         return x[0] if single else x
-    return Simulation(times, out(rec.gamma), out(rec.min_cos), out(rec.clusters),
+    return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
+                      out(rec.clusters),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
                       float(cluster_threshold), steps, nfev, msg)
 

@@ -1,0 +1,85 @@
+"""Claim 1 (Theorem 3.1): every run ends in one cluster.
+
+Q = K = V = I; uniform starts on the sphere for post-ln, ngpt, sqrt-scaling;
+standard Gaussian starts (norms near sqrt(d)) for pre-ln, mix-ln, peri-ln.
+A run has clustered at the first output time its minimum pairwise cosine
+reaches the threshold; the grid includes d < n and d = 2. Method
+"particles" runs ``sd.simulate`` continuously, the on-sphere schemes up to
+t = 1e4 and the radial ones up to t = 1e30: the radial schemes move their
+directions at speed 1/r ~ 1/t, i.e. in log time, so their clustering times
+are astronomically large (reported); their adaptive steps grow with t, so the
+horizon costs little. (On the sphere the contraction rate at the cluster
+stays O(1), which bounds an explicit method's step: hence the shorter horizon.) Method "layers" repeats one grid point
+with the layer rules (the actual transformer) at a reachable depth.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import symdyn as sd
+
+from .result import Result
+
+NAME = "clustering"
+STATEMENT = ("Theorem 3.1: with Q = K = V = I, uniform (post-ln, ngpt, sqrt-scaling) or "
+             "standard Gaussian (pre-ln, mix-ln, peri-ln) starts end in one cluster")
+
+SPHERE = ("post-ln", "ngpt", "sqrt-scaling")
+THRESHOLD = 0.999
+
+
+def _start(name, n, d, seeds, seed):
+    if isinstance(name, str) and name in SPHERE:
+        return sd.init.sphere(n, d, batch=seeds, seed=seed)
+    return sd.init.gaussian(n, d, scale=1.0, batch=seeds, seed=seed)
+
+
+def check(quick: bool = True, schemes=None, threshold: float = THRESHOLD) -> Result:
+    """``schemes`` replaces the six built-ins (negative controls)."""
+    names = sd.schemes() if schemes is None else schemes
+    grid = [(8, 2, 1.0), (16, 3, 1.0), (6, 8, 4.0)] if quick else \
+        [(4, 2, 1.0), (8, 2, 4.0), (16, 3, 1.0), (32, 3, 2.0), (6, 8, 4.0), (16, 16, 1.0),
+         (64, 8, 1.0)]
+    seeds = 3 if quick else 8
+    horizons = {True: 1e4, False: 1e30}
+    res = Result(NAME, STATEMENT, {"schemes": [str(s) for s in names],
+                                   "(n, d, beta)": grid, "seeds": seeds,
+                                   "threshold": threshold,
+                                   "horizon": "1e4 (on the sphere), 1e30 (radial)"},
+                 f"every run reaches min pairwise cosine >= {threshold} within the horizon",
+                 ["particles", "layers"])
+    for name in names:
+        for n, d, beta in grid:
+            X0 = _start(name, n, d, seeds, seed=1000 * n + d)
+            on_sphere = sd.scheme(name).on_sphere if isinstance(name, str) else name.on_sphere
+            times = np.concatenate([[0.0], np.geomspace(0.5, horizons[on_sphere], 90)])
+            sim = sd.simulate(name, X0, beta=beta, t=times, cluster_threshold=threshold)
+            done = sim.min_cosine >= threshold
+            when = [float(times[np.argmax(row)]) if row.any() else np.inf for row in done]
+            res.row("particles", all(np.isfinite(when)), scheme=str(name), n=n, d=d,
+                    beta=beta, clustered=f"{int(np.isfinite(when).sum())}/{seeds}",
+                    t_cluster_max=max(when), t_cluster_median=float(np.median(when)),
+                    final_clusters=sim.clusters[:, -1].tolist())
+    n, d, beta = 16, 3, 1.0
+    for name in names:
+        X0 = _start(name, n, d, seeds, seed=7)
+        h, T = (0.1, 400.0) if str(name) in SPHERE else (0.5, 4000.0)
+        sim = sd.simulate(name, X0, beta=beta, t=[0.0, T], step=h,
+                          cluster_threshold=threshold)
+        ok = bool((sim.min_cosine[:, -1] >= threshold).all())
+        res.row("layers", ok, scheme=str(name), n=n, d=d, beta=beta, step=h, t=T,
+                min_cosine=float(sim.min_cosine[:, -1].min()))
+    slowest = max((e for e in res.evidence if e["method"] == "particles"),
+                  key=lambda e: e["t_cluster_max"])
+    res.key_figures = (f"slowest: {slowest['scheme']} n={slowest['n']} d={slowest['d']} "
+                       f"beta={slowest['beta']} at t = {slowest['t_cluster_max']:.3g}")
+    radial = [e["t_cluster_max"] for e in res.evidence if e["method"] == "particles"
+              and str(e["scheme"]) not in SPHERE]
+    sphere = [e["t_cluster_max"] for e in res.evidence if e["method"] == "particles"
+              and str(e["scheme"]) in SPHERE]
+    if radial and sphere:
+        res.notes.append(f"On-sphere schemes cluster by t = {max(sphere):.3g}; the radial "
+                         f"schemes (directions slowed by 1/r ~ 1/t) only by t = "
+                         f"{max(radial):.3g}: clustering holds, in log time.")
+    return res
