@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: report test lint bench clean
+.PHONY: report test lint verify bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,13 +20,18 @@ report: $(STAMP)
 	$(BIN)/symdyn report --out report/
 
 lint: $(STAMP)
-	$(BIN)/ruff check symdyn tests benchmarks
+	$(BIN)/ruff check symdyn proofs_check tests benchmarks
 
 test: lint
 	$(BIN)/python -m pytest
 
+verify: $(STAMP)
+	$(BIN)/python -m proofs_check
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/derive.py
+	$(BIN)/python benchmarks/solve.py
+	$(BIN)/python benchmarks/simulate.py
 
 clean:
 	rm -rf $(VENV) report .pytest_cache .hypothesis

@@ -9,8 +9,9 @@ t = 1e4 and the radial ones up to t = 1e30: the radial schemes move their
 directions at speed 1/r ~ 1/t, i.e. in log time, so their clustering times
 are astronomically large (reported); their adaptive steps grow with t, so the
 horizon costs little. (On the sphere the contraction rate at the cluster
-stays O(1), which bounds an explicit method's step: hence the shorter horizon.) Method "layers" repeats one grid point
-with the layer rules (the actual transformer) at a reachable depth.
+stays O(1), which bounds an explicit method's step: hence the shorter
+horizon.) Method "layers" repeats one grid point with the layer rules (the
+actual transformer) at a reachable depth.
 """
 
 from __future__ import annotations
@@ -70,10 +71,12 @@ def check(quick: bool = True, schemes=None, threshold: float = THRESHOLD) -> Res
         ok = bool((sim.min_cosine[:, -1] >= threshold).all())
         res.row("layers", ok, scheme=str(name), n=n, d=d, beta=beta, step=h, t=T,
                 min_cosine=float(sim.min_cosine[:, -1].min()))
-    slowest = max((e for e in res.evidence if e["method"] == "particles"),
-                  key=lambda e: e["t_cluster_max"])
-    res.key_figures = (f"slowest: {slowest['scheme']} n={slowest['n']} d={slowest['d']} "
-                       f"beta={slowest['beta']} at t = {slowest['t_cluster_max']:.3g}")
+    runs = [e for e in res.evidence if e["method"] == "particles"]
+    if runs:
+        slowest = max(runs, key=lambda e: e["t_cluster_max"])
+        res.key_figures = (f"slowest: {slowest['scheme']} n={slowest['n']} "
+                           f"d={slowest['d']} beta={slowest['beta']} at t = "
+                           f"{slowest['t_cluster_max']:.3g}")
     radial = [e["t_cluster_max"] for e in res.evidence if e["method"] == "particles"
               and str(e["scheme"]) not in SPHERE]
     sphere = [e["t_cluster_max"] for e in res.evidence if e["method"] == "particles"

@@ -1,7 +1,8 @@
 """The ``symdyn`` command line.
 
-Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``report``. Bad
-input prints one line to stderr and exits with status 2.
+Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``verify``,
+``report``. Bad input prints one line to stderr and exits with status 2;
+``verify`` exits with status 1 when a claim FAILs.
 """
 
 from __future__ import annotations
@@ -58,8 +59,15 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", default="csv", choices=("csv", "json"))
     s.add_argument("--dps", type=int, help="solve with mpmath at this many digits")
 
+    v = sub.add_parser("verify", help="check the paper's claims (proofs_check)")
+    v.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
+    v.add_argument("--only", nargs="+", metavar="NAME", help="run only these checks")
+    v.add_argument("--json", metavar="FILE", help="write every result as JSON")
+
     rep = sub.add_parser("report", help="write the report (report/README.md)")
     rep.add_argument("--out", default="report", help="output folder")
+    rep.add_argument("--no-verify", action="store_true",
+                     help="leave out the proofs_check verdicts")
     return parser
 
 
@@ -127,10 +135,28 @@ def main(argv=None) -> int:
             print(_derive(args))
         elif args.command == "solve":
             print(_solve(args))
+        elif args.command == "verify":
+            import proofs_check.__main__ as pc
+
+            argv = (["--quick"] if args.quick else []) + \
+                (["--only", *args.only] if args.only else []) + \
+                (["--json", args.json] if args.json else [])
+            return pc.main(argv)
         elif args.command == "report":
             from .report import write_report
 
-            path = write_report(args.out, progress=lambda m: print(m, file=sys.stderr))
+            def progress(message):
+                print(message, file=sys.stderr, flush=True)
+
+            sections = []
+            if not args.no_verify:
+                import proofs_check
+
+                results = proofs_check.run(quick=True, progress=progress)
+                sections.append(("Verdicts of proofs_check (quick grids)",
+                                 "Run `python -m proofs_check` for the full grids.\n\n"
+                                 + proofs_check.markdown(results)))
+            path = write_report(args.out, progress=progress, sections=sections)
             print(path)
     except (ValueError, ArithmeticError, _UsageError) as exc:
         print(f"symdyn: error: {exc}", file=sys.stderr)

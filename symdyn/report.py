@@ -88,9 +88,14 @@ def scheme_section(d: Derivation) -> str:
     ])
 
 
-def write_report(out: str | Path,
-                 progress: Callable[[str], None] | None = None) -> Path:
-    """Write ``out/README.md`` with every built-in scheme's derivation."""
+def write_report(out: str | Path, progress: Callable[[str], None] | None = None,
+                 sections=()) -> Path:
+    """Write ``out/README.md`` with every built-in scheme's derivation.
+
+    ``sections`` are extra ``(title, markdown)`` pairs placed after the
+    tables (the CLI adds the proofs_check verdicts this way: the library
+    itself never imports proofs_check).
+    """
     from . import __version__
 
     out = Path(out)
@@ -104,8 +109,9 @@ def write_report(out: str | Path,
         progress("solving the reduced ODEs")
     parts = [_INTRO.format(version=__version__),
              "## Initial and terminal velocities\n", summary_table(derivations),
-             "## Cosine similarity at depth\n", depth_table(),
-             "## Reduced ODEs (symmetric start)\n"]
+             "## Cosine similarity at depth\n", depth_table()]
+    parts += [f"## {title}\n\n{body}" for title, body in sections]
+    parts.append("## Reduced ODEs (symmetric start)\n")
     parts += [scheme_section(d) for d in derivations]
     path = out / "README.md"
     path.write_text("\n".join(parts))

@@ -52,8 +52,27 @@ def test_bad_input_one_line_exit_2(argv, culprit):
     assert len(lines) == 1 and culprit in lines[0], proc.stderr
 
 
+def test_verify_runs_proofs_check(tmp_path):
+    proc = run("verify", "--quick", "--only", "published", "--json", str(tmp_path / "v.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "published" in proc.stdout and "PASS" in proc.stdout
+    assert json.loads((tmp_path / "v.json").read_text())["results"][0]["verdict"] == "PASS"
+    proc = run("verify", "--only", "nonsense")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_report_sections_carry_the_verdicts(tmp_path):
+    import proofs_check
+    from symdyn.report import write_report
+
+    results = proofs_check.run(quick=True, only=["published"])
+    path = write_report(tmp_path, sections=[("Verdicts", proofs_check.markdown(results))])
+    text = path.read_text()
+    assert "## Verdicts" in text and "| published | **PASS** |" in text
+
+
 def test_report_writes_latex_for_every_scheme(tmp_path):
-    proc = run("report", "--out", str(tmp_path))
+    proc = run("report", "--out", str(tmp_path), "--no-verify")
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "README.md").read_text()
     for name in ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]:

@@ -1,0 +1,116 @@
+"""Every check passes on its quick grid, and fails when fed something wrong."""
+
+import json
+
+import pytest
+import sympy as sp
+
+import proofs_check
+import symdyn as sd
+from proofs_check import (
+    clustering,
+    general_starts,
+    initial_velocity,
+    phase_transition,
+    published,
+    symmetric,
+    terminal_velocity,
+)
+from proofs_check.__main__ import main as proofs_main
+from proofs_check.result import Result
+from symdyn.symbols import C, beta, gamma, n, t
+
+
+@pytest.mark.parametrize("name", list(proofs_check.CHECKS))
+def test_quick_check_passes(name):
+    result = proofs_check.CHECKS[name].check(quick=True)
+    assert result.verdict == "PASS", result.why()
+    assert result.evidence and set(result.methods) <= {e["method"] for e in result.evidence}
+
+
+# --- negative controls: each check returns FAIL when fed a wrong claim ---------
+
+def test_published_fails_on_a_wrong_formula():
+    wrong = dict(published.PUBLISHED)
+    wrong["softmax"] = 3 * wrong["softmax"] / 2
+    assert published.check(formulas=wrong).verdict == "FAIL"
+    assert published.check(rates={"softmax": sp.Integer(1),
+                                  "unnormalized": 2 * sp.exp(beta)}).verdict == "FAIL"
+    assert published.check(scheme="pre-ln").verdict == "FAIL"
+
+
+def test_phase_transition_fails_on_a_wrong_limit():
+    def wrong(rho, c):
+        return 3 * rho / (1 + 2 * rho) if c == 1 / (1 - rho) else \
+            phase_transition.published_limit(rho, c)
+    res = phase_transition.check(limit_formula=wrong)
+    assert res.verdict == "FAIL"
+    assert {f.split(":")[0] for f in res.failures} == {"sympy-limit", "finite-n"}
+
+
+def test_symmetric_fails_against_the_wrong_ode():
+    res = symmetric.check(schemes=["peri-ln"], reference=lambda s: "pre-ln")
+    assert res.verdict == "FAIL"
+
+
+def test_initial_velocity_fails_on_wrong_closed_forms_and_ordering():
+    def post_ln_for_all(name, n_, b):
+        return (float(sd.initial_velocity("post-ln", n=n_, beta=b)),
+                float(sd.initial_token_speed("post-ln", n=n_, beta=b)))
+    assert initial_velocity.check(closed_form=post_ln_for_all).verdict == "FAIL"
+    swapped = initial_velocity.check(fast=("post-ln", "pre-ln"), slow=("peri-ln", "ngpt"))
+    assert swapped.verdict == "FAIL"
+    assert all(f.startswith("ordering") for f in swapped.failures)
+
+
+def test_terminal_fails_on_a_wrong_law():
+    wrong = [("pre-ln claimed exponential", sd.scheme("pre-ln"), C * sp.exp(-2 * t),
+              (1e3, 4e3)),
+             ("post-ln claimed rate 3", sd.scheme("post-ln"), C * sp.exp(-3 * t),
+              (15.0, 30.0))]
+    res = terminal_velocity.check(claims=wrong)
+    assert res.verdict == "FAIL"
+    assert sum(f.startswith("decay-fit") for f in res.failures) == 2
+
+
+def test_general_starts_fail_on_a_wrong_law():
+    wrong = [("post-ln", "polynomial", 2.0, (10.0, 16.0), "sphere"),
+             ("pre-ln", "polynomial", 1.0, (200.0, 800.0), "gaussian")]
+    res = general_starts.check(claims=wrong)
+    assert res.verdict == "FAIL"
+
+
+def test_clustering_fails_for_a_scheme_that_stops_short():
+    brake = sd.custom_scheme("brake", speed="exp(t)")        # law "no-collapse"
+    res = clustering.check(schemes=[brake])
+    assert res.verdict == "FAIL"
+
+
+def test_no_vacuous_pass():
+    assert clustering.check(schemes=[]).verdict == "FAIL"            # empty grid
+    r = Result("x", "s", {}, "tol", ["a", "b"])
+    assert r.verdict == "FAIL"                                       # no evidence
+    r.row("a", True, value=1.0)
+    assert r.verdict == "FAIL" and "b" in r.why()                    # a method skipped
+    r.row("b", True, value=2.0)
+    assert r.verdict == "PASS"
+
+
+# --- the runner ------------------------------------------------------------------
+
+def test_runner_json_and_exit_status(tmp_path, capsys):
+    path = tmp_path / "out.json"
+    assert proofs_main(["--quick", "--only", "published", "phase-transition",
+                        "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert [r["name"] for r in data["results"]] == ["published", "phase-transition"]
+    assert all(r["verdict"] == "PASS" and r["evidence"] for r in data["results"])
+    assert "published" in capsys.readouterr().out
+    assert proofs_main(["--only", "nonsense"]) == 2
+
+
+def test_runner_exit_1_on_fail(monkeypatch):
+    monkeypatch.setattr(published, "PUBLISHED",
+                        {"softmax": 2 * gamma * n, "unnormalized": gamma})
+    monkeypatch.setattr(published.check, "__defaults__", (True, None, None, "post-ln"))
+    assert proofs_main(["--quick", "--only", "published"]) == 1
