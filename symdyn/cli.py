@@ -1,7 +1,7 @@
 """The ``symdyn`` command line.
 
 Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``verify``,
-``report``. Bad input prints one line to stderr and exits with status 2;
+``figures``, ``report``. Bad input prints one line to stderr and exits with status 2;
 ``verify`` exits with status 1 when a claim FAILs.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -64,8 +65,14 @@ def _build_parser() -> argparse.ArgumentParser:
     v.add_argument("--only", nargs="+", metavar="NAME", help="run only these checks")
     v.add_argument("--json", metavar="FILE", help="write every result as JSON")
 
+    f = sub.add_parser("figures", help="regenerate the paper's Figures 2-5 (PNG, SVG)")
+    f.add_argument("--out", default="figures", help="output folder")
+    f.add_argument("--quick", action="store_true", help="d = 128 and fewer seeds")
+
     rep = sub.add_parser("report", help="write the report (report/README.md)")
     rep.add_argument("--out", default="report", help="output folder")
+    rep.add_argument("--quick", action="store_true", help="quick figures (d = 128)")
+    rep.add_argument("--no-figures", action="store_true", help="leave out the figures")
     rep.add_argument("--no-verify", action="store_true",
                      help="leave out the proofs_check verdicts")
     return parser
@@ -125,6 +132,10 @@ def tr_name(args) -> str:
     return args.name if args.scheme == "custom" else args.scheme
 
 
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     """Entry point of ``symdyn``; returns the exit status."""
     try:
@@ -142,13 +153,23 @@ def main(argv=None) -> int:
                 (["--only", *args.only] if args.only else []) + \
                 (["--json", args.json] if args.json else [])
             return pc.main(argv)
+        elif args.command == "figures":
+            from .figures import write_figures
+
+            result = write_figures(args.out, quick=args.quick, progress=_progress)
+            for paths in result["files"].values():
+                print("\n".join(str(p) for p in paths))
         elif args.command == "report":
-            from .report import write_report
+            from .report import figure_section, write_report
 
-            def progress(message):
-                print(message, file=sys.stderr, flush=True)
-
+            progress = _progress
             sections = []
+            if not args.no_figures:
+                from .figures import write_figures
+
+                result = write_figures(Path(args.out) / "figures", quick=args.quick,
+                                       progress=progress)
+                sections.append(("Figures", figure_section(result, "figures")))
             if not args.no_verify:
                 import proofs_check
 
