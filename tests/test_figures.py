@@ -1,0 +1,62 @@
+"""The figures' data: shapes, monotonicity where the math implies it, agreement."""
+
+import numpy as np
+
+import symdyn as sd
+from symdyn.figures import (
+    caption_checks,
+    figure2_data,
+    figure3_data,
+    figure4_data,
+    figure5_data,
+)
+
+
+def test_figure2_curves_are_sd_solve():
+    data = figure2_data(n=16, beta=2.0, t_max=10.0, points=51)
+    assert set(data["curves"]) == set(sd.schemes())
+    for name, c in data["curves"].items():
+        assert c["gamma"].shape == (51,) and c["gamma_dot"].shape == (51,)
+        assert np.all(np.diff(c["gamma"]) >= 0)           # gamma never decreases
+        assert np.all(c["gamma_dot"] >= 0)
+        # a second solve on another output grid takes other steps: both hold
+        # 1 - gamma to ~1e-10 relative
+        tr = sd.solve(name, n=16, beta=2.0, gamma0=0.0, t=[2.0, 7.0])
+        idx = [10, 35]
+        assert np.allclose(1 - c["gamma"][idx], tr.epsilon, rtol=1e-8, atol=0)
+
+
+def test_figure3_schedules_order():
+    data = figure3_data(t_max=3.0, points=31)
+    g = {k: c["gamma"][-1] for k, c in data["curves"].items()}
+    assert g["linear"] > g["root"] > g["constant"]        # larger alpha, faster
+    for c in data["curves"].values():
+        assert np.all(np.diff(c["gamma"]) >= 0)
+
+
+def test_figure4_and_5_bands():
+    f4 = figure4_data(d=32, n=8, seeds=3, t_max=4.0, points=9)
+    for c in f4["curves"].values():
+        assert c["runs"].shape == (3, 9)
+        assert np.all(c["low"] <= c["mean"] + 1e-15) and np.all(c["mean"] <= c["high"] + 1e-15)
+    f5 = figure5_data(base=f4)
+    assert list(f5["curves"])[0] == "none" and len(f5["curves"]) == 7
+    assert f5["curves"]["post-ln"] is f4["curves"]["post-ln"]
+    checks = caption_checks(figure2_data(t_max=20.0, points=201), f4)
+    assert len(checks) == 4 and all(isinstance(ok, bool) for ok, _ in checks.values())
+
+
+def test_write_figures_makes_png_and_svg(tmp_path, monkeypatch):
+    import symdyn.figures as F
+
+    small = F.figure4_data
+
+    def tiny(**kw):
+        kw.update(d=16, n=6, seeds=2, t_max=2.0, points=5)
+        return small(**kw)
+    monkeypatch.setattr(F, "figure4_data", tiny)
+    result = F.write_figures(tmp_path, quick=True)
+    for name in ("figure2", "figure3", "figure4", "figure5"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000
+        assert (tmp_path / f"{name}.svg").exists()
+    assert set(result["data"]) == {"figure2", "figure3", "figure4", "figure5"}
