@@ -190,9 +190,9 @@ def one_layer_cosine(attention: str = "softmax", beta=BETA) -> sp.Expr:
 
     Examples
     --------
-    >>> import symdyn as sd, sympy as sp
     >>> from symdyn.equiangular import one_layer_cosine
-    >>> float(one_layer_cosine().subs({"gamma": 0, "n": 2, "beta": 0}))
+    >>> from symdyn.symbols import beta, gamma, n
+    >>> float(one_layer_cosine().subs({gamma: 0, n: 3, beta: 0}))    # uniform weights
     1.0
     """
     check_attention(attention)
