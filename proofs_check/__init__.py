@@ -61,7 +61,7 @@ def markdown(results) -> str:
     """The verdict table with the evidence, as markdown (for the report)."""
     lines = ["| claim | verdict | key figures |", "|---|---|---|"]
     for r, _ in results:
-        lines.append(f"| {r.name} | **{r.verdict}** | {r.key_figures} |")
+        lines.append(f"| {r.name} | **{r.verdict}** | {_cell(r.key_figures)} |")
     lines.append("")
     for r, secs in results:
         lines += [f"### {r.name}: {r.verdict}", "", r.statement, "",
