@@ -116,14 +116,15 @@ class _Field:
     def phase_at(self, times, side="left"):
         return np.searchsorted(self.bps, times, side=side)
 
-    def __call__(self, tm, theta, rad, beta, phase):
+    def __call__(self, tm, theta, rad, beta, phase, draw=None):
         """Field of members that share ``phase``: arrays (m, ...).
 
-        The returned direction field lives in a reused buffer: valid until the
+        ``draw`` picks the weights (default: the draw of the phase). The
+        returned direction field lives in a reused buffer: valid until the
         next call.
         """
         m, n, d = theta.shape
-        qkv, ident = of_weights(self.w, self.draw_of_phase[phase])
+        qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
         A = _attention(Y, beta, qkv, self.kind, ident, out=out, work=work)
@@ -389,7 +390,7 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
         rr = np.linalg.norm(x, axis=-1)
         tk = k * h
         ph = field.phase_at(np.array([tk]))[0]
-        dth, _ = field(np.full(M, tk), th, rr, beta, int(ph))
+        dth, _ = field(np.full(M, tk), th, rr, beta, int(ph), draw=min(k, w.draws - 1))
         rec(out[k], np.arange(M), th, rr, np.linalg.norm(dth, axis=-1))
 
     def A(y, k):
@@ -418,7 +419,6 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
             else:                                   # custom: generic rule
                 th, rr = _unit(x), np.linalg.norm(x, axis=-1)
                 ph = int(field.phase_at(np.array([tk]), side="right")[0])
-                field.draw_of_phase = np.full_like(field.draw_of_phase, 0 if w.tied else k)
-                dth, drho = field(np.full(M, tk), th, rr, beta, ph)
+                dth, drho = field(np.full(M, tk), th, rr, beta, ph, draw=k)
                 x = (rr + h * drho)[..., None] * _unit(th + h * dth)
     return total, total, f"{total} layers of step {h:g}"
