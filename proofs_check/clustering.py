@@ -4,14 +4,16 @@ Q = K = V = I; uniform starts on the sphere for post-ln, ngpt, sqrt-scaling;
 standard Gaussian starts (norms near sqrt(d)) for pre-ln, mix-ln, peri-ln.
 A run has clustered at the first output time its minimum pairwise cosine
 reaches the threshold; the grid includes d < n and d = 2. Method
-"particles" runs ``sd.simulate`` continuously, the on-sphere schemes up to
-t = 1e4 and the radial ones up to t = 1e30: the radial schemes move their
-directions at speed 1/r ~ 1/t, i.e. in log time, so their clustering times
-are astronomically large (reported); their adaptive steps grow with t, so the
-horizon costs little. (On the sphere the contraction rate at the cluster
-stays O(1), which bounds an explicit method's step: hence the shorter
-horizon.) Method "layers" repeats one grid point with the layer rules (the
-actual transformer) at a reachable depth.
+"particles" runs ``sd.simulate`` continuously up to a horizon set by the
+scheme's terminal law: 1e4 (exponential: the contraction rate at the cluster
+stays O(1), which bounds an explicit method's step), 1e7 (stretched:
+directions slowed by sqrt(1 + t)), 1e300 (polynomial: directions move at
+speed 1/r ~ 1/t, i.e. in log time, so clustering times are astronomically
+large; the steps grow with t, so the horizon costs little). Metastable
+multi-cluster states (d = 2, large beta) can outlast any such horizon: such
+a run is a FAIL with its evidence, not a counterexample. Method "layers"
+repeats one grid point with the layer rules (the actual transformer) at a
+reachable depth.
 """
 
 from __future__ import annotations
@@ -43,18 +45,19 @@ def check(quick: bool = True, schemes=None, threshold: float = THRESHOLD) -> Res
         [(4, 2, 1.0), (8, 2, 4.0), (16, 3, 1.0), (32, 3, 2.0), (6, 8, 4.0), (16, 16, 1.0),
          (64, 8, 1.0)]
     seeds = 3 if quick else 8
-    horizons = {True: 1e4, False: 1e30}
+    horizons = {"exponential": 1e4, "stretched-exponential": 1e7, "polynomial": 1e300,
+                "no-collapse": 1e4}
     res = Result(NAME, STATEMENT, {"schemes": [str(s) for s in names],
                                    "(n, d, beta)": grid, "seeds": seeds,
                                    "threshold": threshold,
-                                   "horizon": "1e4 (on the sphere), 1e30 (radial)"},
+                                   "horizon": horizons},
                  f"every run reaches min pairwise cosine >= {threshold} within the horizon",
                  ["particles", "layers"])
     for name in names:
         for n, d, beta in grid:
             X0 = _start(name, n, d, seeds, seed=1000 * n + d)
-            on_sphere = sd.scheme(name).on_sphere if isinstance(name, str) else name.on_sphere
-            times = np.concatenate([[0.0], np.geomspace(0.5, horizons[on_sphere], 90)])
+            law = sd.terminal(name).law
+            times = np.concatenate([[0.0], np.geomspace(0.5, horizons[law], 600)])
             sim = sd.simulate(name, X0, beta=beta, t=times, cluster_threshold=threshold)
             done = sim.min_cosine >= threshold
             when = [float(times[np.argmax(row)]) if row.any() else np.inf for row in done]
@@ -83,6 +86,15 @@ def check(quick: bool = True, schemes=None, threshold: float = THRESHOLD) -> Res
               and str(e["scheme"]) in SPHERE]
     if radial and sphere:
         res.notes.append(f"On-sphere schemes cluster by t = {max(sphere):.3g}; the radial "
-                         f"schemes (directions slowed by 1/r ~ 1/t) only by t = "
-                         f"{max(radial):.3g}: clustering holds, in log time.")
+                         f"schemes (directions slowed by 1/r ~ 1/t, so in log time) by "
+                         f"t = {max(radial):.3g}.")
+    stuck = [e for e in runs if not e["ok"]]
+    if stuck:
+        res.notes.append(
+            "Runs that did not reach one cluster within the horizon sit in metastable "
+            "multi-cluster states (final cluster counts in the evidence), at " +
+            ", ".join(sorted({f"{e['scheme']} n={e['n']} d={e['d']} beta={e['beta']}"
+                              for e in stuck})) +
+            ": merging them takes longer than the horizon (in log time for the radial "
+            "schemes, beyond t = 1e300), so the claim is not demonstrated there.")
     return res
