@@ -29,6 +29,7 @@ from functools import lru_cache
 import sympy as sp
 
 from .equiangular import check_attention, reduce
+from .schemes import branch_at
 from .schemes import scheme as get_scheme
 from .symbols import C, gamma, n, r, t
 from .symbols import beta as BETA
@@ -189,16 +190,6 @@ class Terminal:
     exponent: object
 
 
-def _eventually(expr):
-    """Replace every Piecewise by its branch that holds as t -> oo."""
-    def branch(pw):
-        for value, cond in pw.args:
-            if cond == True or cond.subs(t, sp.oo) == True:  # noqa: E712
-                return value
-        raise ValueError(f"scheme: no branch of {pw} holds as t -> oo")
-    return expr.replace(lambda e: isinstance(e, sp.Piecewise), branch)
-
-
 def _radius(rho, r_start):
     """Solve dr/dt = rho(r, t), r(0) = r_start."""
     if rho == 0:
@@ -270,9 +261,9 @@ def terminal(scheme, attention: str = "softmax") -> Terminal:
 @lru_cache(maxsize=128)
 def _terminal(s, attention):
     red = reduce(s, attention)
-    G = _eventually(red.gamma_dot)
+    G = branch_at(red.gamma_dot, sp.oo)
     rate = sp.simplify(-sp.diff(G, gamma).subs(gamma, 1))
-    rho = sp.simplify(_eventually(red.r_dot).subs(gamma, 1))
+    rho = sp.simplify(branch_at(red.r_dot, sp.oo).subs(gamma, 1))
     radius = _radius(rho, sp.Integer(1) if s.on_sphere else r_0)
     rate_t = sp.simplify(rate.subs(r, radius))
     Lam = sp.integrate(rate_t.subs(t, _s), (_s, 0, t))

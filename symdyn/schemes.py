@@ -222,6 +222,17 @@ def piecewise_breakpoints(exprs) -> tuple[float, ...]:
     return tuple(sorted(p for p in points if p > 0))
 
 
+def branch_at(expr, time):
+    """``expr`` with every ``Piecewise`` replaced by its branch that holds at
+    ``time`` (a number, or ``oo`` for the branch that holds eventually)."""
+    def pick(pw):
+        for value, cond in pw.args:
+            if cond == True or cond.subs(t, time) == True:  # noqa: E712
+                return value
+        raise ValueError(f"scheme: no branch of {pw} holds at t = {time}")
+    return expr.replace(lambda e: isinstance(e, sp.Piecewise), pick)
+
+
 def phase_branches(expr, breakpoints) -> list:
     """``expr`` with every ``Piecewise`` resolved, one per phase.
 
@@ -231,16 +242,7 @@ def phase_branches(expr, breakpoints) -> list:
     edges = (0.0,) + tuple(breakpoints)
     inside = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
     inside.append(edges[-1] + 1.0)
-
-    def at(time):
-        def pick(pw):
-            for value, cond in pw.args:
-                if cond == True or cond.subs(t, time) == True:  # noqa: E712
-                    return value
-            raise ValueError(f"scheme: no branch of {pw} holds at t = {time}")
-        return expr.replace(lambda e: isinstance(e, sp.Piecewise), pick)
-
-    return [at(sp.nsimplify(x)) for x in inside]
+    return [branch_at(expr, sp.nsimplify(x)) for x in inside]
 
 
 @lru_cache(maxsize=256)
