@@ -71,8 +71,10 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         Output times, increasing, ``>= 0``.
     y0 : array, shape (M, dim)
     args : tuple of arrays of shape (M,)
-    rtol, atol : array-like of shape (dim,)
-        Per-component tolerances.
+    rtol : array-like of shape (dim,)
+        Per-component relative tolerances.
+    atol : array-like of shape (dim,) or (M, dim)
+        Absolute tolerances, per component or per member and component.
     breakpoints : sequence of float
         Times where ``f`` changes its law: every member ends a step there
         and the next step starts with a fresh evaluation in the new phase.
@@ -87,7 +89,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     y0 = np.asarray(y0, dtype=float)
     M, dim = y0.shape
     rtol = np.broadcast_to(np.asarray(rtol, float), (dim,))
-    atol = np.broadcast_to(np.asarray(atol, float), (dim,))
+    atol = np.broadcast_to(np.asarray(atol, float), (M, dim))
     bps = np.array(sorted(b for b in breakpoints if 0 < b < t_out[-1]), dtype=float)
     stops = np.union1d(t_out[t_out > 0], bps)
     is_break = np.isin(stops, bps)
@@ -153,7 +155,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
             f_new = f(t_new, y_new, *arga)
             Ka[_S] = f_new
             nfev += _S
-            scale = atol + rtol * np.maximum(np.abs(ya), np.abs(y_new))
+            scale = atol[active] + rtol * np.maximum(np.abs(ya), np.abs(y_new))
             e5 = _combine(_E5, Ka) / scale
             e3 = _combine(_E3, Ka) / scale
             n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)

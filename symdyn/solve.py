@@ -64,6 +64,21 @@ class Trajectory:
 _U_RTOL = 100 * np.finfo(float).eps
 
 
+def _u_atol(eps0, n, rtol):
+    """Absolute tolerance of u = log(epsilon), per member.
+
+    The rate of u carries the factor delta = 1 + (n-1) gamma = n - (n-1) eps,
+    which is small near the regular simplex; an error du moves delta by
+    (n-1) eps du. Holding du to rtol * delta0 / ((n-1) eps0) keeps delta's
+    relative error at rtol (delta only grows, eps only shrinks). The floor
+    rtol * 1e-4 keeps the step control above rounding for starts within 1e-4
+    of the simplex, where the error may exceed rtol.
+    """
+    delta0 = np.abs(n - (n - 1) * eps0)
+    ratio = delta0 / np.maximum((n - 1) * eps0, 1e-300)
+    return rtol * np.clip(ratio, 1e-4, 1.0)
+
+
 def _finite_array(value, name, low=None, low_open=False):
     try:
         arr = np.asarray(value, dtype=float)
@@ -196,7 +211,9 @@ def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
                          f"overflows a float under the unnormalized kernel: "
                          f"beta < 700, or use dps=)")
     sol = integrate(rhs, times, y0, (nn, bb, frozen, at_cluster),
-                    rtol=[_U_RTOL, rtol], atol=[rtol, atol], breakpoints=system.breakpoints)
+                    rtol=[_U_RTOL, rtol], atol=np.stack([_u_atol(eps0, nn, rtol),
+                                                          np.full_like(nn, atol)], axis=1),
+                    breakpoints=system.breakpoints)
     if not sol.success:
         raise ArithmeticError(f"solve: {sol.message}")
     u = np.where(at_cluster[:, None], -np.inf, sol.y[:, :, 0])

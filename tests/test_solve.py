@@ -147,8 +147,9 @@ def test_monotone_and_in_range(name, n, beta, u, r0, attention):
     gamma0 = lower + u * (1 - lower)
     times = np.linspace(0, 30, 31)
     # Peri-LN and nGPT divide by |A_k|, which vanishes at the regular simplex
-    # when beta = 0: solve refuses that start (tested below).
-    assume(not (gamma0 == lower and beta == 0 and name in ("peri-ln", "ngpt")))
+    # when beta = 0 and is O(beta) there, below float resolution once
+    # beta^2 < 1e-12: solve refuses such starts (tested below).
+    assume(not (gamma0 == lower and beta < 1e-6 and name in ("peri-ln", "ngpt")))
     tr = sd.solve(name, n=n, beta=beta, gamma0=gamma0, r0=r0, t=times,
                   attention=attention)
     assert np.all(np.diff(tr.gamma) >= 0)
