@@ -19,6 +19,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import symdyn as sd
+from symdyn.solve import _u_atol
 
 T_END, RTOL, ATOL = 20.0, 1e-11, 1e-12
 
@@ -40,8 +41,10 @@ def baseline_one(name, n, beta):
         eps = np.exp(y[0])
         return [f_u(t, eps, y[1], n, beta), f_r(t, eps, y[1], n, beta)]
 
+    # the same tolerances sd.solve uses for this member
+    u_atol = float(_u_atol(np.array(1.0), np.array(n), RTOL))
     sol = solve_ivp(rhs, (0, T_END), [0.0, r0], method="DOP853",
-                    rtol=[100 * np.finfo(float).eps, RTOL], atol=[RTOL, ATOL],
+                    rtol=[100 * np.finfo(float).eps, RTOL], atol=[u_atol, ATOL],
                     t_eval=[T_END])
     return sol.y[0, -1]
 
