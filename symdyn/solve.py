@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
+from .checks import finite_array, output_times
 from .compile import stable_system
 from .equiangular import check_attention
 from .schemes import scheme as get_scheme
@@ -70,43 +71,20 @@ def _u_atol(eps0, n, rtol):
     The rate of u carries the factor delta = 1 + (n-1) gamma = n - (n-1) eps,
     which is small near the regular simplex; an error du moves delta by
     (n-1) eps du. Holding du to rtol * delta0 / ((n-1) eps0) keeps delta's
-    relative error at rtol (delta only grows, eps only shrinks). The floor
-    rtol * 1e-4 keeps the step control above rounding for starts within 1e-4
-    of the simplex, where the error may exceed rtol.
+    relative error at rtol (delta only grows, eps only shrinks). Below the
+    floor rtol * 1e-7 (starts within about 1e-7 (n-1) of the simplex) the
+    error may exceed rtol; closer still, solve holds the start at the simplex.
     """
     delta0 = np.abs(n - (n - 1) * eps0)
     ratio = delta0 / np.maximum((n - 1) * eps0, 1e-300)
-    return rtol * np.clip(ratio, 1e-4, 1.0)
-
-
-def _finite_array(value, name, low=None, low_open=False):
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected numbers, got {value!r}") from None
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
-        rng = f"> {low}" if low_open else f">= {low}"
-        raise ValueError(f"{name} must be {rng}, got {value!r}")
-    return arr
-
-
-def _times(t):
-    times = _finite_array(t, "t", 0.0)
-    times = np.atleast_1d(times)
-    if times.ndim != 1 or times.size == 0:
-        raise ValueError("t must be a non-empty 1-D array of times >= 0")
-    if np.any(np.diff(times) <= 0):
-        raise ValueError("t must be strictly increasing")
-    return times
+    return rtol * np.clip(ratio, 1e-7, 1.0)
 
 
 def _parameters(n, beta, gamma0, r0):
-    n = _finite_array(n, "n", 2.0)
-    beta = _finite_array(beta, "beta", 0.0)
-    gamma0 = _finite_array(gamma0, "gamma0")
-    r0 = _finite_array(r0, "r0", 0.0, low_open=True)
+    n = finite_array(n, "n", 2.0)
+    beta = finite_array(beta, "beta", 0.0)
+    gamma0 = finite_array(gamma0, "gamma0")
+    r0 = finite_array(r0, "r0", 0.0, low_open=True)
     try:
         n, beta, gamma0, r0 = np.broadcast_arrays(n, beta, gamma0, r0)
     except ValueError:
@@ -157,7 +135,7 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     """
     s = get_scheme(scheme)
     check_attention(attention)
-    times = _times(t)
+    times = output_times(t)
     n, beta, gamma0, r0 = _parameters(n, beta, gamma0, r0)
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not (np.isfinite(tol) and 0 < tol < 1):

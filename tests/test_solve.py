@@ -51,10 +51,16 @@ def oracle(name, n, beta, gamma0, r0, times):
         s, dr = SPEED[name](t, y[1], a, A)
         return [-2 * pair / s, dr]
 
-    pieces, y0, t0 = [], [np.log(1 - gamma0), r0], 0.0
+    # Near the regular simplex (delta = 1 + (n-1) gamma small) the problem is
+    # ill-conditioned: an error du in log(1 - gamma) moves delta by
+    # (n-1)(1 - gamma) du, so log(1 - gamma) is held to 1e-13 delta0/((n-1) eps0).
+    eps0 = 1 - gamma0
+    delta0 = abs(1 + (n - 1) * gamma0)
+    u_atol = 1e-13 * min(1.0, delta0 / ((n - 1) * eps0))
+    pieces, y0, t0 = [], [np.log(eps0), r0], 0.0
     for t1 in ([1.0] if name == "mix-ln" and times[-1] > 1 else []) + [times[-1]]:
-        sol = solve_ivp(rhs, (t0, t1), y0, method="DOP853", rtol=1e-13, atol=1e-13,
-                        dense_output=True)
+        sol = solve_ivp(rhs, (t0, t1), y0, method="DOP853", rtol=1e-13,
+                        atol=[u_atol, 1e-13], dense_output=True)
         assert sol.success
         pieces.append((t0, t1, sol.sol))
         y0, t0 = sol.y[:, -1], t1
