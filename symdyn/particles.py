@@ -36,6 +36,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .attention import attention as _attention
 from .attention import of_weights
+from .checks import finite_array, output_times
 from .integrate import integrate
 from .schemes import Scheme
 from .schemes import scheme as get_scheme
@@ -215,14 +216,7 @@ def _tokens(X0):
 
 
 def _times(t, step):
-    try:
-        times = np.atleast_1d(np.asarray(t, dtype=float))
-    except (TypeError, ValueError):
-        raise ValueError(f"t: expected times, got {t!r}") from None
-    if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)):
-        raise ValueError("t must be a non-empty 1-D array of finite times")
-    if np.any(times < 0) or np.any(np.diff(times) <= 0):
-        raise ValueError("t must be >= 0 and strictly increasing")
+    times = output_times(t)
     if step is not None:
         layers = times / step
         if np.any(np.abs(layers - np.round(layers)) > 1e-9 * np.maximum(1, layers)):
@@ -279,13 +273,12 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
         raise ValueError(f"cluster_threshold must lie in [0, 1], got {cluster_threshold!r}")
     X, single, norms = _tokens(X0)
     M, n, d = X.shape
+    b = finite_array(beta, "beta", 0.0)
     try:
-        b = np.broadcast_to(np.asarray(beta, dtype=float), (M,)).copy()
-    except (TypeError, ValueError):
+        b = np.broadcast_to(b, (M,)).copy()
+    except ValueError:
         raise ValueError(f"beta must be a number or an array of shape ({M},), "
                          f"got {beta!r}") from None
-    if not (np.all(np.isfinite(b)) and np.all(b >= 0)):
-        raise ValueError(f"beta must be finite and >= 0, got {beta!r}")
     times = _times(t, step)
     w = as_weights(weights, d)
 
