@@ -98,8 +98,8 @@ def check(quick: bool = True, claims=None, n: int = 8, beta: float = 1.0) -> Res
         g_claim = sp.lambdify(t, sp.log(claim / C), "numpy")
         gd_claim = sp.lambdify(t, sp.log(sp.diff(-claim, t) / C), "numpy")
         d_eps = float(tr.log_epsilon[1] - tr.log_epsilon[0])
-        d_gd = float(np.log(tr.gamma_dot[1] / tr.gamma_dot[0])) if tr.gamma_dot[0] > 0 \
-            else float(tr.log_epsilon[1] - tr.log_epsilon[0])
+        positive = tr.gamma_dot[0] > 0 and tr.gamma_dot[1] > 0
+        d_gd = float(np.log(tr.gamma_dot[1] / tr.gamma_dot[0])) if positive else np.nan
         want_eps = float(g_claim(t2) - g_claim(t1))
         want_gd = float(np.real(gd_claim(t2) - gd_claim(t1)))
         what, value = _fitted(term.law, window, d_eps)

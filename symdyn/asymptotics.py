@@ -200,7 +200,7 @@ def _radius(rho, r_start):
     try:
         sol = sp.dsolve(sp.Eq(f(t).diff(t), rho.subs(r, f(t))), f(t),
                         ics={f(0): r_start})
-    except (NotImplementedError, ValueError) as exc:
+    except (NotImplementedError, ValueError) as exc:   # sympy: no method for this ODE
         raise ValueError(f"scheme: cannot solve the radial law dr/dt = {rho} "
                          f"({exc})") from None
     sols = sol if isinstance(sol, list) else [sol]

@@ -82,6 +82,9 @@ class Derivation:
 
 
 def _order(expr):
+    """Leading order in n, or None when there is no power law (ValueError) or
+    sympy's limit cannot decide (NotImplementedError); the CLI and report then
+    print "not a power of n"."""
     try:
         return leading_order(expr)
     except (ValueError, NotImplementedError):
