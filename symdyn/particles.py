@@ -41,7 +41,7 @@ from .integrate import integrate
 from .schemes import Scheme
 from .schemes import scheme as get_scheme
 from .symbols import a, r, t
-from .weights import as_weights
+from .weights import as_weights, identity
 
 #: The baseline without normalization (attention on the raw tokens).
 NONE = Scheme("none", r, a, sp.Integer(0), layer="none")
@@ -64,6 +64,9 @@ class Simulation:
         Smallest pairwise cosine.
     clusters : ndarray batch + (K,)
         Connected components of the graph ``cos >= cluster_threshold``.
+    linked : ndarray batch + (K,)
+        Fraction of the pairs ``i < j`` with ``cos >= cluster_threshold`` (the
+        colour of the clustering phase diagram).
     r : ndarray batch + (n, K)
         Token norms.
     speed : ndarray batch + (n, K)
@@ -77,6 +80,7 @@ class Simulation:
     epsilon: np.ndarray
     min_cosine: np.ndarray
     clusters: np.ndarray
+    linked: np.ndarray
     r: np.ndarray
     speed: np.ndarray
     X: np.ndarray | None
@@ -160,6 +164,7 @@ class _Recorder:
         self.epsilon = np.empty((M, K))
         self.min_cos = np.empty((M, K))
         self.clusters = np.empty((M, K), dtype=int)
+        self.linked = np.empty((M, K))
         self.r = np.empty((M, n, K))
         self.speed = np.empty((M, n, K))
         self.X = np.empty((M, K, n, d)) if save_x else None
@@ -176,6 +181,7 @@ class _Recorder:
         G[:, idx, idx] = np.inf
         self.min_cos[members, k] = G.min(axis=(-1, -2))
         G[:, idx, idx] = 1.0
+        self.linked[members, k] = ((G >= self.threshold).sum(axis=(-1, -2)) - n) / (n * (n - 1))
         for i, m in enumerate(members):
             self.clusters[m, k] = connected_components(G[i] >= self.threshold,
                                                        directed=False)[0]
@@ -284,17 +290,27 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
 
     theta = X / norms[..., None]
     rad = np.ones((M, n)) if s.sphere_until > 0 else norms
-    rec = _Recorder(M, n, d, len(times), float(cluster_threshold), save_x)
+    basis = None
+    if w.identity and d > n:
+        # Q = K = V = I: every velocity lies in span(x_1..x_n), so the flow
+        # is the same in orthonormal coordinates of that span (R^n): exact,
+        # and d/n times cheaper. Observables are rotation invariant.
+        basis, _ = np.linalg.qr(np.swapaxes(theta, -1, -2))      # (M, d, n)
+        theta = theta @ basis
+        w = identity(n, w.Q.shape[1])
+    rec = _Recorder(M, n, theta.shape[-1], len(times), float(cluster_threshold), save_x)
     if step is None:
         steps, nfev, msg = _continuous(s, w, attention, theta, rad, b, times, rtol, atol,
                                        rec)
     else:
         steps, nfev, msg = _layers(s, w, attention, theta, rad, b, times, step, rec)
 
+    if basis is not None and save_x:
+        rec.X = rec.X @ np.swapaxes(basis, -1, -2)[:, None]
     def out(x):
         return x[0] if single else x
     return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
-                      out(rec.clusters),
+                      out(rec.clusters), out(rec.linked),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
                       float(cluster_threshold), steps, nfev, msg)
 

@@ -176,6 +176,34 @@ def test_observables():
     assert sim.speed[:, -1].max() < 1e-10 < sim.speed[:, 0].min()
 
 
+def test_linked_fraction_counts_pairs():
+    X0 = sd.init.sphere(7, 3, seed=5)
+    sim = sd.simulate("post-ln", X0, beta=2.0, t=[0.0, 2.0, 40.0], save_x=True,
+                      cluster_threshold=0.9)
+    for k in range(3):
+        G = sim.X[k] @ sim.X[k].T
+        pairs = [G[i, j] >= 0.9 for i in range(7) for j in range(i + 1, 7)]
+        assert sim.linked[k] == pytest.approx(np.mean(pairs), abs=1e-15)
+    assert sim.linked[0] < 1 and sim.linked[-1] == 1
+
+
+@pytest.mark.parametrize("scheme", ["post-ln", "pre-ln", "mix-ln", "none"])
+@pytest.mark.parametrize("step", [None, 0.25])
+def test_identity_weights_in_span_coordinates(scheme, step):
+    # d > n with identity weights runs in orthonormal coordinates of span(X0);
+    # the same matrices without the identity flag take the general path in R^d.
+    X0 = sd.init.gaussian(5, 23, batch=2, seed=9)
+    t = [0.0, 1.0, 4.0]
+    fast = sd.simulate(scheme, X0, beta=1.5, t=t, step=step, save_x=True)
+    eye = np.eye(23)[None, None]
+    full = sd.simulate(scheme, X0, beta=1.5, t=t, step=step, save_x=True,
+                       weights=sd.weights.Weights(eye, eye, eye))
+    assert fast.X.shape == full.X.shape == (2, 3, 5, 23)
+    scale = np.linalg.norm(full.X, axis=-1, keepdims=True)
+    assert np.abs((fast.X - full.X) / scale).max() < 1e-9
+    assert np.abs(fast.gamma - full.gamma).max() < 1e-10
+
+
 # --- bad input -----------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, culprit", [
