@@ -22,6 +22,7 @@ from .particles import Simulation, simulate
 from .schemes import Scheme, custom_scheme, scheme, schemes
 from .solve import Trajectory, solve
 from .summary import Derivation, derive
+from .sweep import sweep
 
 __version__ = "0.1.0"
 
@@ -29,5 +30,5 @@ __all__ = [
     "Derivation", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
     "Terminal", "Trajectory", "custom_scheme", "derive", "initial_token_speed", "initial_velocity",
     "init", "leading_order", "reduce", "scheme", "schemes", "simulate", "solve",
-    "stable_system", "symbols", "terminal", "weights",
+    "stable_system", "sweep", "symbols", "terminal", "weights",
 ]

@@ -1,0 +1,140 @@
+"""Where sweep tasks run: in this process, on local processes, or on Dask.
+
+Every backend has one method, ``run(fn, tasks, on_result)``: it evaluates
+``fn(task)`` for every task and calls ``on_result(i, value)`` in this process,
+once per task, as results arrive (in any order). Nothing else differs between
+them, so a sweep is the same code on a laptop and on a cluster.
+
+* :class:`Serial` runs the tasks here, in order (debugging, tests).
+* :class:`Local` runs them on a pool of local processes (the platform's
+  default start method: where it is ``spawn`` or ``forkserver``, a script
+  needs the usual ``if __name__ == "__main__":`` guard). A worker that dies
+  breaks the pool;
+  the pool is then rebuilt and only the unfinished tasks are submitted again
+  (at most ``restarts`` times).
+* :class:`Dask` submits them to a ``dask.distributed`` cluster. The scheduler
+  reruns the tasks of a lost worker; results come back once per task.
+
+``on_result`` may raise (an interrupt, a full disk): the remaining work is
+cancelled and the exception propagates.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+
+
+class Serial:
+    """Run the tasks in this process, one after the other."""
+
+    def run(self, fn, tasks, on_result):
+        for i, task in enumerate(tasks):
+            on_result(i, fn(task))
+
+
+class Local:
+    """A pool of ``workers`` local processes (default: all cores)."""
+
+    def __init__(self, workers=None, restarts=3):
+        if workers is None:
+            workers = os.cpu_count() or 1
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ValueError(f"workers must be None or an integer >= 1, got {workers!r}")
+        self.workers = workers
+        self.restarts = restarts
+
+    def _pool(self):
+        return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context())
+
+    def run(self, fn, tasks, on_result):
+        todo = set(range(len(tasks)))
+        for attempt in range(self.restarts + 1):
+            pool = self._pool()
+            try:
+                futures = {pool.submit(fn, tasks[i]): i for i in sorted(todo)}
+                for fut in cf.as_completed(futures):
+                    i = futures[fut]
+                    value = fut.result()          # BrokenProcessPool if a worker died
+                    todo.discard(i)
+                    on_result(i, value)
+                return
+            except cf.process.BrokenProcessPool:
+                if attempt == self.restarts:
+                    raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Pool:
+    """A ``concurrent.futures.Executor`` the caller owns (kept open; no restarts)."""
+
+    def __init__(self, executor):
+        self.executor = executor
+
+    def run(self, fn, tasks, on_result):
+        futures = {self.executor.submit(fn, task): i for i, task in enumerate(tasks)}
+        try:
+            for fut in cf.as_completed(futures):
+                on_result(futures[fut], fut.result())
+        finally:
+            for fut in futures:
+                fut.cancel()
+
+
+class Dask:
+    """A ``dask.distributed`` cluster, given as a ``Client`` or a scheduler address."""
+
+    def __init__(self, client=None, address=None):
+        try:
+            import distributed
+        except ImportError:
+            raise ValueError("scheduler: Dask sweeps need dask.distributed; "
+                             "install it with pip install 'symdyn[dask]'") from None
+        self._distributed = distributed
+        self.client = client
+        self.address = address
+
+    def run(self, fn, tasks, on_result):
+        distributed = self._distributed
+        own = self.client is None
+        client = distributed.Client(self.address) if own else self.client
+        futures = []
+        try:
+            for task in tasks:          # named by the task's key (unique in a sweep)
+                key = f"symdyn-{task.key}" if hasattr(task, "key") else None
+                futures.append(client.submit(fn, task, key=key, pure=False))
+            index = {fut.key: i for i, fut in enumerate(futures)}
+            for fut in distributed.as_completed(futures):
+                on_result(index[fut.key], fut.result())
+        finally:
+            client.cancel(futures)
+            if own:
+                client.close()
+
+
+def backend(executor=None, workers=None, scheduler=None):
+    """The backend for ``sd.sweep``'s ``executor``, ``workers`` and ``scheduler``.
+
+    ``executor``: ``None`` or ``"local"`` (processes), ``"serial"``, a
+    ``dask.distributed.Client`` or a ``concurrent.futures.Executor``;
+    ``scheduler``: a Dask scheduler address (``"tcp://host:8786"``).
+    """
+    if scheduler is not None:
+        if executor is not None:
+            raise ValueError("scheduler: give either scheduler or executor, not both")
+        if not isinstance(scheduler, str) or not scheduler:
+            raise ValueError(f"scheduler: expected an address such as "
+                             f"'tcp://host:8786', got {scheduler!r}")
+        return Dask(address=scheduler)
+    if executor is None or executor == "local":
+        return Local(workers)
+    if executor == "serial":
+        return Serial()
+    if isinstance(executor, cf.Executor):
+        return Pool(executor)
+    if type(executor).__name__ == "Client" and hasattr(executor, "submit"):
+        return Dask(client=executor)
+    raise ValueError(f"executor: expected None, 'local', 'serial', a dask.distributed "
+                     f"Client or a concurrent.futures.Executor, got {executor!r}")

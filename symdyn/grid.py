@@ -1,0 +1,205 @@
+"""The grid of a sweep: its axes, their checks, and its cut into tasks.
+
+Every value is checked before any work starts; a bad one raises
+``ValueError`` naming its axis and the allowed range.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Axes of each kind of sweep, with their defaults.
+AXES = {
+    "simulate": {"scheme": "post-ln", "n": 32, "d": 8, "beta": 1.0, "init": "sphere",
+                 "scale": 1.0, "gamma0": 0.0, "weights": "identity", "weight_seed": 0,
+                 "heads": 1, "attention": "softmax", "step": None},
+    "solve": {"scheme": "post-ln", "n": 32, "beta": 1.0, "gamma0": 0.0, "r0": 1.0,
+              "attention": "softmax"},
+}
+INITS = ("sphere", "gaussian", "equiangular")
+WEIGHTS = ("identity", "kaiming", "kaiming-untied")
+#: Observables per kind (after the axis, ``seed`` and ``t`` columns).
+COLUMNS = {
+    "simulate": ("gamma", "epsilon", "min_cosine", "linked", "clusters", "r_mean"),
+    "solve": ("gamma", "log_epsilon", "gamma_dot", "r"),
+}
+
+
+# --------------------------------------------------------------------------
+# the grid
+# --------------------------------------------------------------------------
+
+def is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _number(axis, v, low, open_=False):
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ValueError(f"grid axis {axis!r}: expected numbers, got {v!r}")
+    v = float(v)
+    if not math.isfinite(v) or v < low or (open_ and v == low):
+        raise ValueError(f"grid axis {axis!r}: values must be finite and "
+                         f"{'>' if open_ else '>='} {low:g}, got {v!r}")
+    return v
+
+
+def _integer(axis, v, low):
+    if not is_int(v) or v < low:
+        raise ValueError(f"grid axis {axis!r}: values must be integers >= {low}, got {v!r}")
+    return int(v)
+
+
+def _choice(axis, v, allowed):
+    if v not in allowed:
+        raise ValueError(f"grid axis {axis!r}: values must be one of {allowed}, got {v!r}")
+    return v
+
+
+def _scheme_value(kind, v):
+    from .particles import NONE
+    from .schemes import scheme
+
+    if kind == "simulate" and v == "none":
+        return NONE
+    try:
+        return scheme(v)
+    except ValueError as e:
+        raise ValueError(f"grid axis 'scheme': {e}") from None
+
+
+def _value(kind, axis, v):
+    """One checked axis value."""
+    from .equiangular import ATTENTIONS
+
+    if axis == "scheme":
+        return _scheme_value(kind, v)
+    if axis in ("n",):
+        return _integer(axis, v, 2)
+    if axis in ("d", "heads"):
+        return _integer(axis, v, 1)
+    if axis == "weight_seed":
+        return _integer(axis, v, 0)
+    if axis == "beta":
+        return _number(axis, v, 0.0)
+    if axis in ("scale", "r0"):
+        return _number(axis, v, 0.0, open_=True)
+    if axis == "gamma0":
+        return _number(axis, v, -1.0)
+    if axis == "step":
+        return None if v is None else _number(axis, v, 0.0, open_=True)
+    if axis == "init":
+        return _choice(axis, v, INITS)
+    if axis == "weights":
+        return _choice(axis, v, WEIGHTS)
+    if axis == "attention":
+        return _choice(axis, v, ATTENTIONS)
+    raise AssertionError(axis)
+
+
+def grid_axes(kind, grid) -> dict:
+    """``grid`` checked and completed with defaults: axis -> tuple of values."""
+    if kind not in AXES:
+        raise ValueError(f"kind: must be one of {tuple(AXES)}, got {kind!r}")
+    if not isinstance(grid, dict):
+        raise ValueError(f"grid: expected a dict of axis -> values, got {type(grid).__name__}")
+    unknown = sorted(set(grid) - set(AXES[kind]))
+    if unknown:
+        raise ValueError(f"grid: unknown axis {unknown[0]!r}; {kind} sweeps take "
+                         f"{', '.join(AXES[kind])}")
+    axes = {}
+    for axis, default in AXES[kind].items():
+        raw = grid.get(axis, default)
+        if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
+            raw = [raw]
+        values = [_value(kind, axis, v) for v in raw]
+        if not values:
+            raise ValueError(f"grid axis {axis!r} is empty")
+        labels = [label(v) for v in values]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"grid axis {axis!r}: repeated values {labels}")
+        axes[axis] = tuple(values)
+    return axes
+
+
+def label(v):
+    """The table's value of an axis entry (a scheme by its name)."""
+    return getattr(v, "name", v)
+
+
+def _token(v):
+    """A canonical, hashable text of an axis value (schemes by their full law)."""
+    from sympy import srepr
+
+    if hasattr(v, "speed"):
+        return ["scheme", v.name, srepr(v.speed), srepr(v.radial), srepr(v.sphere_until),
+                v.layer]
+    return v
+
+
+# --------------------------------------------------------------------------
+# tasks
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: grid ``points`` (dicts) for the ``seeds`` at times ``t``."""
+
+    kind: str
+    points: tuple
+    seeds: tuple
+    t: tuple
+    options: tuple
+
+    @property
+    def key(self) -> str:
+        """SHA-256 of the parameters and the symdyn version."""
+        from . import __version__
+
+        doc = {"version": __version__, "kind": self.kind, "seeds": list(self.seeds),
+               "t": [float(x) for x in self.t], "options": [list(o) for o in self.options],
+               "points": [{k: _token(v) for k, v in p.items()} for p in self.points]}
+        text = json.dumps(doc, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _check_point(kind, p, times):
+    """Per-point constraints that involve several axes (before any work)."""
+    n = p["n"]
+    if (kind == "solve" or p["init"] == "equiangular") and not -1 / (n - 1) <= p["gamma0"] <= 1:
+        raise ValueError(f"grid axis 'gamma0': must lie in [-1/(n-1), 1] = "
+                         f"[{-1 / (n - 1):.6g}, 1] for n = {n}, got {p['gamma0']!r}")
+    if kind == "simulate":
+        from .particles import _times
+
+        if p["init"] == "equiangular" and p["d"] < n:
+            raise ValueError(f"grid axis 'd': an equiangular start needs d >= n; "
+                             f"got d = {p['d']}, n = {n}")
+        try:
+            _times(times, p["step"])
+        except ValueError as e:
+            raise ValueError(f"grid axis 'step': {e}") from None
+
+
+def tasks_of(kind, axes, seeds, times, options, batch) -> list[Task]:
+    """The sweep cut into tasks, in grid order (axes in :data:`AXES` order)."""
+    names = list(axes)
+    points = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    for p in points:
+        _check_point(kind, p, times)
+    t = tuple(float(x) for x in times)
+    if kind == "simulate":
+        size = len(seeds) if batch is None else batch
+        return [Task(kind, (p,), tuple(seeds[i:i + size]), t, options)
+                for p in points for i in range(0, len(seeds), size)]
+    size = 256 if batch is None else batch
+    groups = {}
+    for p in points:                  # one solve call per (scheme, attention) batch
+        groups.setdefault((label(p["scheme"]), p["attention"]), []).append(p)
+    return [Task(kind, tuple(g[i:i + size]), (), t, options)
+            for g in groups.values() for i in range(0, len(g), size)]
