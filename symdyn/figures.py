@@ -121,7 +121,7 @@ def caption_checks(fig2: dict, fig4: dict) -> dict:
 # pictures
 # --------------------------------------------------------------------------
 
-def _save(fig, out: Path, name: str) -> list[Path]:
+def save_figure(fig, out: Path, name: str) -> list[Path]:
     paths = [out / f"{name}.png", out / f"{name}.svg"]
     fig.savefig(paths[0], dpi=110, bbox_inches="tight")
     fig.savefig(paths[1], bbox_inches="tight")
@@ -142,7 +142,7 @@ def plot_figure2(data, out: Path):
     ax[0].legend()
     fig.suptitle(f"Figure 2: orthogonal symmetric start, n = {data['n']}, "
                  f"beta = {data['beta']:g}, nGPT alpha = 1 (sd.solve)")
-    paths = _save(fig, out, "figure2")
+    paths = save_figure(fig, out, "figure2")
     plt.close(fig)
     return paths
 
@@ -159,7 +159,7 @@ def plot_figure3(data, out: Path):
     ax[0].legend(fontsize=8)
     fig.suptitle(f"Figure 3: nGPT, orthogonal start, n = {data['n']}, beta = "
                  f"{data['beta']:g}, alpha schedules (sd.solve)")
-    paths = _save(fig, out, "figure3")
+    paths = save_figure(fig, out, "figure3")
     plt.close(fig)
     return paths
 
@@ -178,7 +178,7 @@ def plot_bands(panels, out: Path, name: str, title: str):
                      f"{'untied' if data['untied'] else 'tied'}, {data['seeds']} seeds")
         ax.legend(fontsize=8)
     fig.suptitle(title)
-    paths = _save(fig, out, name)
+    paths = save_figure(fig, out, name)
     plt.close(fig)
     return paths
 

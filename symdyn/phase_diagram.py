@@ -1,0 +1,182 @@
+"""The clustering phase diagram and its equiangular prediction.
+
+As in Geshkovski, Letrouit, Polyanskiy and Rigollet ("A mathematical
+perspective on Transformers"): ``n`` tokens drawn uniformly on the sphere of
+``R^d``, identity weights; the colour at ``(beta, t)`` is the fraction of
+pairs with :math:`\\langle\\theta_i, \\theta_j\\rangle \\ge 0.999`, averaged
+over seeds. The equiangular model predicts the transition time
+:math:`T_*(\\beta)`, the first time :math:`\\gamma(t)` from
+:math:`\\gamma_0 = 0` reaches 0.999 (uniform points in high dimension are
+nearly orthogonal, so the prediction should improve as ``d`` grows).
+
+The empirical transition :math:`t_{1/2}(\\beta)` is the time at which the
+linked fraction first reaches 1/2 (linear in :math:`\\log t` between saved
+times). The distance to the curve, per ``d``, is the mean over ``beta`` of
+:math:`|\\log_{10} t_{1/2} - \\log_{10} T_*|` in decades, over the ``beta``
+where both lie inside the time window; ``beta`` where only one does are
+counted apart (``mismatched``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .solve import solve
+
+LEVEL = 0.999
+
+
+def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
+    """:math:`T_*`: first time :math:`\\gamma(t) = ` ``level`` from ``gamma0``.
+
+    ``sd.solve`` on a logarithmic grid brackets the crossing of
+    :math:`\\log(1-\\gamma) = \\log(1-\\text{level})`; ``brentq`` in
+    :math:`\\log t` refines it to relative ``1e-10``. ``inf`` when the level is
+    not reached by ``t_max``.
+
+    Examples
+    --------
+    >>> from symdyn.phase_diagram import equiangular_time
+    >>> T = equiangular_time("post-ln", n=32, beta=[1.0, 8.0])
+    >>> [round(float(x), 3) for x in T]
+    [5.578, 76.276]
+    """
+    beta = np.atleast_1d(np.asarray(beta, dtype=float))
+    if not (0 < level < 1):
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    if not (gamma0 < level):
+        raise ValueError(f"gamma0 must lie below level = {level}, got {gamma0!r}")
+    target = np.log1p(-level)
+    grid = np.concatenate([[0.0], np.geomspace(1e-3, t_max, 200)])
+    tr = solve(scheme, n=n, beta=beta, gamma0=gamma0, t=grid)
+    out = np.full(beta.shape, np.inf)
+    for i, b in enumerate(beta):
+        below = np.flatnonzero(tr.log_epsilon[i] <= target)
+        if below.size == 0:
+            continue
+        k = below[0]
+
+        def f(logt, b=b):
+            return solve(scheme, n=n, beta=b, gamma0=gamma0,
+                         t=[np.exp(logt)]).log_epsilon[0] - target
+
+        lo, hi = np.log(grid[k - 1]) if k > 1 else np.log(1e-12), np.log(grid[k])
+        out[i] = np.exp(brentq(f, lo, hi, xtol=1e-12, rtol=1e-10))
+    return out
+
+
+def crossing_time(t, fraction, half=0.5):
+    """First time ``fraction`` reaches ``half``, linear in ``log t`` (``inf``: never)."""
+    above = np.flatnonzero(fraction >= half)
+    if above.size == 0:
+        return np.inf
+    k = above[0]
+    if k == 0 or t[k - 1] <= 0:
+        return float(t[k])
+    x0, x1 = np.log(t[k - 1]), np.log(t[k])
+    y0, y1 = fraction[k - 1], fraction[k]
+    return float(np.exp(x0 + (half - y0) * (x1 - x0) / (y1 - y0)))
+
+
+@dataclass(frozen=True)
+class PhaseDiagram:
+    """One scheme's diagram; ``linked[i, j, k]``: ``d[i]``, ``beta[j]``, ``t[k]``."""
+
+    scheme: str
+    n: int
+    d: tuple
+    beta: np.ndarray
+    t: np.ndarray
+    linked: np.ndarray
+    prediction: np.ndarray          # T_*(beta)
+    transition: np.ndarray          # t_1/2 per (d, beta)
+    distance: np.ndarray            # decades, per d
+    mismatched: np.ndarray          # beta where only one of t_1/2, T_* is in the window
+
+
+def diagrams(table, n=32, level=LEVEL) -> dict[str, PhaseDiagram]:
+    """Phase diagrams of a sweep table (``sd.sweep`` with ``init="sphere"``)."""
+    out = {}
+    t = np.sort(table.t.unique())
+    for scheme, part in table.groupby("scheme", sort=False):
+        ds = tuple(sorted(part.d.unique()))
+        betas = np.sort(part.beta.unique())
+        mean = part.groupby(["d", "beta", "t"]).linked.mean()
+        linked = mean.to_numpy().reshape(len(ds), len(betas), len(t))
+        T = equiangular_time(scheme, n, betas, level=level)
+        window = (T >= t[t > 0].min()) & (T <= t.max())
+        trans = np.array([[crossing_time(t, linked[i, j]) for j in range(len(betas))]
+                          for i in range(len(ds))])
+        dist, miss = [], []
+        for i in range(len(ds)):
+            inside = np.isfinite(trans[i])
+            both = inside & window
+            dist.append(float(np.mean(np.abs(np.log10(trans[i][both] / T[both]))))
+                        if both.any() else np.inf)
+            miss.append(int(np.sum(inside != window)))
+        out[scheme] = PhaseDiagram(scheme, n, ds, betas, t, linked, T, trans,
+                                   np.array(dist), np.array(miss))
+    return out
+
+
+def phase_diagram(schemes=("post-ln",), d=(8, 128, 1024), beta=None, t=None, n=32,
+                  seeds=8, **sweep_options):
+    """Sweep the particle system and build the diagrams: ``(diagrams, table)``.
+
+    ``beta`` defaults to ``0, 1, ..., 9``; ``t`` to 41 times from 0.1 to 1000
+    (logarithmic) after 0. ``sweep_options`` go to :func:`~symdyn.sweep.sweep`
+    (``executor``, ``workers``, ``scheduler``, ``cache``, ``progress``, ...).
+    """
+    from .sweep import sweep
+
+    beta = np.arange(10.0) if beta is None else np.asarray(beta, dtype=float)
+    t = np.concatenate([[0.0], np.geomspace(0.1, 1e3, 41)]) if t is None else t
+    sweep_options.setdefault("cluster_threshold", LEVEL)
+    table = sweep({"scheme": list(schemes), "n": n, "d": list(d), "beta": list(beta),
+                   "init": "sphere", "weights": "identity"}, t, seeds=seeds,
+                  **sweep_options)
+    return diagrams(table, n=n, level=sweep_options["cluster_threshold"]), table
+
+
+def plot_phase_diagrams(diagrams, out, name, title):
+    """One row per scheme, one column per ``d``: linked fraction over
+    ``(beta, log t)``, the equiangular curve :math:`T_*` (white) and the
+    empirical :math:`t_{1/2}` (dots). Writes ``name.png`` and ``name.svg``."""
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    from .figures import save_figure
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = list(diagrams.values())
+    cols = len(rows[0].d)
+    fig, axes = plt.subplots(len(rows), cols, figsize=(3.4 * cols, 2.8 * len(rows)),
+                             squeeze=False, sharex=True, sharey=True,
+                             layout="constrained")
+    for r, pd_ in enumerate(rows):
+        t = pd_.t[pd_.t > 0]
+        for c, d in enumerate(pd_.d):
+            ax = axes[r, c]
+            mesh = ax.pcolormesh(pd_.beta, t, pd_.linked[c][:, pd_.t > 0].T, shading="nearest",
+                                 vmin=0, vmax=1, cmap="viridis")
+            ax.plot(pd_.beta, pd_.prediction, color="white", lw=1.6, label="equiangular $T_*$")
+            ax.plot(pd_.beta, pd_.transition[c], "o", color="tab:red", ms=3,
+                    label="$t_{1/2}$ (simulated)")
+            ax.set_yscale("log")
+            ax.set_ylim(t.min(), t.max())
+            ax.set_title(f"{pd_.scheme}, d = {d}: {pd_.distance[c]:.3f} dec", fontsize=9)
+            if c == 0:
+                ax.set_ylabel("t")
+            if r == len(rows) - 1:
+                ax.set_xlabel(r"$\beta$")
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    fig.colorbar(mesh, ax=axes, shrink=0.8, label=f"fraction of pairs with cos >= {LEVEL}")
+    fig.suptitle(title, fontsize=10)
+    files = save_figure(fig, out, name)
+    plt.close(fig)
+    return files
