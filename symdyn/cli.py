@@ -1,8 +1,8 @@
 """The ``symdyn`` command line.
 
 Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``verify``,
-``figures``, ``report``. Bad input prints one line to stderr and exits with status 2;
-``verify`` exits with status 1 when a claim FAILs.
+``figures``, ``phase-diagram``, ``report``. Bad input prints one line to stderr
+and exits with status 2; ``verify`` exits with status 1 when a claim FAILs.
 """
 
 from __future__ import annotations
@@ -69,6 +69,21 @@ def _build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", default="figures", help="output folder")
     f.add_argument("--quick", action="store_true", help="d = 128 and fewer seeds")
 
+    pd = sub.add_parser("phase-diagram", help="the clustering phase diagram against the "
+                        "equiangular prediction (sweeps on local cores or Dask)")
+    pd.add_argument("--schemes", nargs="+", default=["post-ln"], metavar="SCHEME",
+                    help="schemes to sweep (the first one gets its own figure)")
+    pd.add_argument("--d", nargs="+", type=int, default=[8, 128, 1024], help="dimensions")
+    pd.add_argument("--beta", default="0:9:10", help="a:b:k, k values of beta from a to b")
+    pd.add_argument("--n", type=int, default=32, help="number of tokens")
+    pd.add_argument("--seeds", type=int, default=8, help="random starts per point")
+    pd.add_argument("--t-max", type=float, default=1e3, help="last saved time")
+    pd.add_argument("--points", type=int, default=81, help="saved times (logarithmic)")
+    pd.add_argument("--scheduler", help="a Dask scheduler address, e.g. tcp://host:8786")
+    pd.add_argument("--workers", type=int, help="local processes (default: all cores)")
+    pd.add_argument("--cache", help="folder of finished tasks (resume after interruption)")
+    pd.add_argument("--out", default="phase_diagram", help="output folder")
+
     rep = sub.add_parser("report", help="write the report (report/README.md)")
     rep.add_argument("--out", default="report", help="output folder")
     rep.add_argument("--quick", action="store_true", help="quick figures (d = 128)")
@@ -132,6 +147,18 @@ def tr_name(args) -> str:
     return args.name if args.scheme == "custom" else args.scheme
 
 
+def _phase_diagram(args) -> str:
+    from .phase_diagram import distance_table, parse_range, write_phase_diagrams
+
+    dg, files = write_phase_diagrams(
+        args.out, schemes=args.schemes, d=args.d, beta=parse_range(args.beta), n=args.n,
+        seeds=args.seeds, t_max=args.t_max, points=args.points, scheduler=args.scheduler,
+        workers=args.workers, cache=args.cache, progress=True)
+    paths = [str(p) for ps in files.values() for p in ps]
+    return ("Distance of the simulated transition t_1/2 to the equiangular T* "
+            "(mean |log10 ratio|, decades):\n" + distance_table(dg) + "\n".join(paths))
+
+
 def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -159,6 +186,8 @@ def main(argv=None) -> int:
             result = write_figures(args.out, quick=args.quick, progress=_progress)
             for paths in result["files"].values():
                 print("\n".join(str(p) for p in paths))
+        elif args.command == "phase-diagram":
+            print(_phase_diagram(args))
         elif args.command == "report":
             from .report import figure_section, write_report
 

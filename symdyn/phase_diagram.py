@@ -180,3 +180,60 @@ def plot_phase_diagrams(diagrams, out, name, title):
     files = save_figure(fig, out, name)
     plt.close(fig)
     return files
+
+
+def parse_range(text, name="beta"):
+    """``"a:b:k"``: ``k`` evenly spaced values from ``a`` to ``b`` (or one number)."""
+    parts = str(text).split(":")
+    try:
+        if len(parts) == 1:
+            return np.array([float(parts[0])])
+        a, b, k = float(parts[0]), float(parts[1]), int(parts[2])
+    except (ValueError, IndexError):
+        raise ValueError(f"{name}: expected a:b:k (k values from a to b), got {text!r}") from None
+    if len(parts) != 3 or k < 1 or not (np.isfinite(a) and np.isfinite(b)) or b < a:
+        raise ValueError(f"{name}: expected a:b:k with a <= b and k >= 1, got {text!r}")
+    return np.linspace(a, b, k)
+
+
+def distance_table(diagrams) -> str:
+    """Markdown: distance to the equiangular curve per scheme and ``d``."""
+    first = next(iter(diagrams.values()))
+    head = "| scheme | " + " | ".join(f"d = {d}" for d in first.d) + " |"
+    lines = [head, "|---" * (len(first.d) + 1) + "|"]
+    for p in diagrams.values():
+        cells = [f"{x:.3f}" + (f" ({m} mismatched)" if m else "")
+                 for x, m in zip(p.distance, p.mismatched, strict=True)]
+        lines.append(f"| {p.scheme} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
+                         seeds=8, t_max=1e3, points=81, **sweep_options):
+    """Sweep, then write ``phase_diagram.csv``, the figure of the first scheme
+    (``phase_diagram_<scheme>``) and, with several schemes, ``phase_diagram_all``.
+
+    Returns ``(diagrams, files)``.
+    """
+    from pathlib import Path
+
+    if not (isinstance(points, int) and points >= 2):
+        raise ValueError(f"points must be an integer >= 2, got {points!r}")
+    if not (np.isfinite(t_max) and t_max > 0.1):
+        raise ValueError(f"t_max must be a finite number > 0.1, got {t_max!r}")
+    out = Path(out)
+    t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
+    dg, table = phase_diagram(schemes, d, beta, t, n, seeds, **sweep_options)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "phase_diagram.csv", index=False)
+    first = next(iter(dg))
+    files = {"table": [out / "phase_diagram.csv"]}
+    files[first] = plot_phase_diagrams(
+        {first: dg[first]}, out, f"phase_diagram_{first}",
+        f"{first}, identity weights, n = {n}, uniform starts, {seeds} seeds: "
+        f"clustering phase diagram and the equiangular prediction")
+    if len(dg) > 1:
+        files["all"] = plot_phase_diagrams(
+            dg, out, "phase_diagram_all",
+            f"Every scheme, identity weights, n = {n}, {seeds} seeds")
+    return dg, files
