@@ -88,6 +88,9 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", default="report", help="output folder")
     rep.add_argument("--quick", action="store_true", help="quick figures (d = 128)")
     rep.add_argument("--no-figures", action="store_true", help="leave out the figures")
+    rep.add_argument("--no-phase-diagram", action="store_true",
+                     help="leave out the clustering phase diagrams")
+    rep.add_argument("--scheduler", help="run the phase-diagram sweep on this Dask scheduler")
     rep.add_argument("--no-verify", action="store_true",
                      help="leave out the proofs_check verdicts")
     return parser
@@ -199,6 +202,20 @@ def main(argv=None) -> int:
                 result = write_figures(Path(args.out) / "figures", quick=args.quick,
                                        progress=progress)
                 sections.append(("Figures", figure_section(result, "figures")))
+            if not args.no_phase_diagram:
+                from .phase_diagram import write_phase_diagrams
+                from .report import phase_section
+                from .schemes import schemes as all_schemes
+
+                size = dict(d=(8, 128), seeds=4, beta=np.linspace(0, 9, 5), points=41) \
+                    if args.quick else {}
+                progress("phase diagrams (sweep of every scheme)")
+                dg, files = write_phase_diagrams(
+                    Path(args.out) / "phase_diagram", schemes=all_schemes(),
+                    scheduler=args.scheduler, progress=True, **size)
+                files = {k: v for k, v in files.items() if k != "table"}
+                sections.append(("Clustering phase diagram",
+                                 phase_section(dg, files, "phase_diagram")))
             if not args.no_verify:
                 import proofs_check
 

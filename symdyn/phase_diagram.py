@@ -175,7 +175,8 @@ def plot_phase_diagrams(diagrams, out, name, title):
             if r == len(rows) - 1:
                 ax.set_xlabel(r"$\beta$")
     axes[0, 0].legend(fontsize=7, loc="upper left")
-    fig.colorbar(mesh, ax=axes, shrink=0.8, label=f"fraction of pairs with cos >= {LEVEL}")
+    fig.colorbar(mesh, ax=axes, shrink=0.8 if len(rows) == 1 else 0.25,
+                 label=f"fraction of pairs with cos >= {LEVEL}")
     fig.suptitle(title, fontsize=10)
     files = save_figure(fig, out, name)
     plt.close(fig)

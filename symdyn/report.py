@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import sympy as sp
 
 from .schemes import schemes
@@ -108,6 +109,36 @@ def figure_section(result: dict, folder: str) -> str:
                   "slower than Peri-LN in our model, so Peri-LN is not among the last "
                   "two; all three radial schemes share the C/t^2 terminal law."]
     return "\n".join(lines) + "\n"
+
+
+def phase_section(diagrams, files, folder: str) -> str:
+    """Markdown for the clustering phase diagrams of
+    :func:`symdyn.phase_diagram.write_phase_diagrams`."""
+    from .phase_diagram import distance_table
+
+    first = next(iter(diagrams.values()))
+    lines = [f"Tokens uniform on the sphere, identity weights, $n = {first.n}$; colour: "
+             "the fraction of pairs with $\\langle x_i, x_j\\rangle \\ge 0.999$ "
+             "(mean over seeds; `sd.sweep`, continuous dynamics). White: the "
+             "equiangular prediction $T_*(\\beta)$, the time at which $\\gamma(t)$ "
+             "from $\\gamma_0 = 0$ reaches 0.999 (`sd.solve` and `brentq`). Dots: the "
+             "simulated transition $t_{1/2}$, where half the pairs are linked.", ""]
+    for name, paths in files.items():
+        png = [p for p in paths if str(p).endswith(".png")]
+        if png:
+            lines += [f"![phase diagram, {name}]({folder}/{png[0].name})", ""]
+    lines += ["Distance of $t_{1/2}$ to $T_*$: mean over $\\beta$ of "
+              "$|\\log_{10}(t_{1/2}/T_*)|$ in decades, over the $\\beta$ where both "
+              "fall in the time window (the others are counted as mismatched).", "",
+              distance_table(diagrams)]
+    d = first.distance
+    if len(d) > 1:
+        trend = "shrinks" if np.all(np.diff(d) < 0) else "does **not** shrink monotonically"
+        lines += [f"For {first.scheme} the distance {trend} as $d$ grows "
+                  f"({', '.join(f'{x:.3f}' for x in d)} decades at d = "
+                  f"{', '.join(str(x) for x in first.d)}): in high dimension uniform "
+                  "tokens are nearly orthogonal and stay nearly equiangular.", ""]
+    return "\n".join(lines)
 
 
 def scheme_section(d: Derivation) -> str:
