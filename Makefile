@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/derive.py
 	$(BIN)/python benchmarks/solve.py
 	$(BIN)/python benchmarks/simulate.py
+	$(BIN)/python benchmarks/sweep.py
 
 clean:
 	rm -rf $(VENV) report .pytest_cache .hypothesis

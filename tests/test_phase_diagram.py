@@ -3,6 +3,7 @@ the distance measure against synthetic data; the trend in d; the CLI."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from symdyn.phase_diagram import (
     parse_range,
     phase_diagram,
 )
+from symdyn.report import phase_section
 
 
 def test_post_ln_at_beta_zero_matches_the_logistic_closed_form():
@@ -80,6 +82,10 @@ def test_transition_approaches_the_curve_as_d_grows():
     assert set(table.d) == {3, 48} and p.linked.shape == (2, 3, 62)
     assert p.distance[1] < p.distance[0] and p.distance[1] < 0.05
     assert p.mismatched.tolist() == [0, 0]
+    text = phase_section(dg, {"post-ln": [Path("phase_diagram_post-ln.png")]}, "pd")
+    assert "![phase diagram, post-ln](pd/phase_diagram_post-ln.png)" in text
+    assert f"| post-ln | {p.distance[0]:.3f} | {p.distance[1]:.3f} |" in text
+    assert "the distance shrinks as $d$ grows" in text
 
 
 def test_parse_range():

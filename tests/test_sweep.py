@@ -90,6 +90,15 @@ def test_dask_local_cluster_gives_the_same_table(reference, dask_client):
     pd.testing.assert_frame_equal(on_dask, reference)
 
 
+def test_dask_scheduler_address_and_a_caller_pool(reference, dask_client):
+    from concurrent.futures import ThreadPoolExecutor
+
+    by_address = sd.sweep(GRID, T, seeds=3, scheduler=dask_client.scheduler.address)
+    pd.testing.assert_frame_equal(by_address, reference)
+    with ThreadPoolExecutor(2) as pool:
+        pd.testing.assert_frame_equal(sd.sweep(GRID, T, seeds=3, executor=pool), reference)
+
+
 def test_dask_worker_killed_mid_sweep(reference, dask_client):
     pids = list(dask_client.run(os.getpid).values())
     killed = []
