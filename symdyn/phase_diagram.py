@@ -42,7 +42,7 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
     >>> from symdyn.phase_diagram import equiangular_time
     >>> T = equiangular_time("post-ln", n=32, beta=[1.0, 8.0])
     >>> [round(float(x), 3) for x in T]
-    [5.578, 76.276]
+    [5.27, 73.446]
     """
     beta = np.atleast_1d(np.asarray(beta, dtype=float))
     if not (0 < level < 1):
