@@ -134,7 +134,11 @@ def backend(executor=None, workers=None, scheduler=None):
         return Serial()
     if isinstance(executor, cf.Executor):
         return Pool(executor)
-    if type(executor).__name__ == "Client" and hasattr(executor, "submit"):
+    try:
+        from distributed import Client
+    except ImportError:              # then no Client can have been made
+        Client = ()
+    if isinstance(executor, Client):
         return Dask(client=executor)
     raise ValueError(f"executor: expected None, 'local', 'serial', a dask.distributed "
                      f"Client or a concurrent.futures.Executor, got {executor!r}")

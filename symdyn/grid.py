@@ -122,7 +122,9 @@ def grid_axes(kind, grid) -> dict:
             raise ValueError(f"grid axis {axis!r} is empty")
         labels = [label(v) for v in values]
         if len(set(labels)) != len(labels):
-            raise ValueError(f"grid axis {axis!r}: repeated values {labels}")
+            hint = ("; two schemes share a name: rename one with "
+                    "dataclasses.replace(scheme, name=...)") if axis == "scheme" else ""
+            raise ValueError(f"grid axis {axis!r}: repeated values {labels}{hint}")
         axes[axis] = tuple(values)
     return axes
 

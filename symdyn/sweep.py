@@ -202,9 +202,6 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
 
     started = time.perf_counter()
     axes = grid_axes(kind, grid)
-    names = [label(s) for s in axes["scheme"]]
-    if len(set(names)) != len(names):
-        raise ValueError(f"grid axis 'scheme': two schemes share a name: {names}")
     seed_list = _seeds(kind, seeds)
     times = output_times(t)
     if batch is not None and (not is_int(batch) or batch < 1):

@@ -248,3 +248,18 @@ def test_bad_grids_raise_before_any_work(grid, kw, match, monkeypatch):
     kw.setdefault("executor", "serial")
     with pytest.raises(ValueError, match=match):
         sd.sweep(grid, [0.0, 1.0], **kw)
+
+
+def test_parametrized_schemes_need_their_own_names():
+    import dataclasses
+
+    fast, plain = sd.scheme("ngpt", alpha="2"), sd.scheme("ngpt")
+    with pytest.raises(ValueError, match="share a name"):
+        sd.sweep({"scheme": [fast, plain]}, [0.0, 1.0], executor="serial")
+    fast = dataclasses.replace(fast, name="ngpt-2")
+    df = sd.sweep({"scheme": [fast, plain, "none"], "n": 4, "d": 4}, [0.0, 1.0],
+                  executor="serial")
+    g = df[df.t == 1.0].set_index("scheme").gamma
+    assert g["ngpt-2"] > g["ngpt"] > 0          # alpha = 2 moves twice as fast
+    X0 = sd.init.sphere(4, 4, seed=0)
+    assert g["none"] == sd.simulate("none", X0, 1.0, [0.0, 1.0]).gamma[-1]
