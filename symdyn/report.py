@@ -131,6 +131,14 @@ def phase_section(diagrams, files, folder: str) -> str:
               "$|\\log_{10}(t_{1/2}/T_*)|$ in decades, over the $\\beta$ where both "
               "fall in the time window (the others are counted as mismatched).", "",
               distance_table(diagrams)]
+    lines += ["How each normalization moves the transition: the equiangular "
+              "$T_*(\\beta)$ per scheme (`-`: not reached by $t = 10^6$).", "",
+              "| scheme | " + " | ".join(f"β = {b:g}" for b in first.beta) + " |",
+              "|---" * (len(first.beta) + 1) + "|"]
+    for p in diagrams.values():
+        cells = [f"{x:.3g}" if np.isfinite(x) else "-" for x in p.prediction]
+        lines.append(f"| {p.scheme} | " + " | ".join(cells) + " |")
+    lines.append("")
     d = first.distance
     if len(d) > 1:
         trend = "shrinks" if np.all(np.diff(d) < 0) else "does **not** shrink monotonically"
