@@ -263,3 +263,18 @@ def test_parametrized_schemes_need_their_own_names():
     assert g["ngpt-2"] > g["ngpt"] > 0          # alpha = 2 moves twice as fast
     X0 = sd.init.sphere(4, 4, seed=0)
     assert g["none"] == sd.simulate("none", X0, 1.0, [0.0, 1.0]).gamma[-1]
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+def test_local_workers_share_the_cores_between_their_blas_threads():
+    from symdyn.executors import Local
+
+    cores = os.cpu_count() or 1
+    with Local(2)._pool() as pool:
+        threads = pool.submit(_blas_threads).result()
+    assert threads and all(k == max(1, cores // 2) for k in threads)
