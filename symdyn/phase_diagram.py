@@ -49,6 +49,8 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
     if not (gamma0 < level):
         raise ValueError(f"gamma0 must lie below level = {level}, got {gamma0!r}")
+    if not (np.isfinite(t_max) and t_max > 1e-3):
+        raise ValueError(f"t_max must be a finite number > 1e-3, got {t_max!r}")
     target = np.log1p(-level)
     grid = np.concatenate([[0.0], np.geomspace(1e-3, t_max, 200)])
     tr = solve(scheme, n=n, beta=beta, gamma0=gamma0, t=grid)
@@ -97,8 +99,13 @@ class PhaseDiagram:
     mismatched: np.ndarray          # beta where only one of t_1/2, T_* is in the window
 
 
-def diagrams(table, n=32, level=LEVEL) -> dict[str, PhaseDiagram]:
-    """Phase diagrams of a sweep table (``sd.sweep`` with ``init="sphere"``)."""
+def diagrams(table, n=32, level=LEVEL, schemes=None) -> dict[str, PhaseDiagram]:
+    """Phase diagrams of a sweep table (``sd.sweep`` with ``init="sphere"``).
+
+    ``schemes`` maps the table's scheme names to Scheme objects (needed for
+    custom schemes; built-in names resolve by themselves).
+    """
+    schemes = schemes or {}
     out = {}
     t = np.sort(table.t.unique())
     for scheme, part in table.groupby("scheme", sort=False):
@@ -106,13 +113,13 @@ def diagrams(table, n=32, level=LEVEL) -> dict[str, PhaseDiagram]:
         betas = np.sort(part.beta.unique())
         mean = part.groupby(["d", "beta", "t"]).linked.mean()
         linked = mean.to_numpy().reshape(len(ds), len(betas), len(t))
-        T = equiangular_time(scheme, n, betas, level=level)
+        T = equiangular_time(schemes.get(scheme, scheme), n, betas, level=level)
         window = (T >= t[t > 0].min()) & (T <= t.max())
         trans = np.array([[crossing_time(t, linked[i, j]) for j in range(len(betas))]
                           for i in range(len(ds))])
         dist, miss = [], []
         for i in range(len(ds)):
-            inside = np.isfinite(trans[i])
+            inside = np.isfinite(trans[i]) & (trans[i] > 0)
             both = inside & window
             dist.append(float(np.mean(np.abs(np.log10(trans[i][both] / T[both]))))
                         if both.any() else np.inf)
@@ -138,7 +145,8 @@ def phase_diagram(schemes=("post-ln",), d=(8, 128, 1024), beta=None, t=None, n=3
     table = sweep({"scheme": list(schemes), "n": n, "d": list(d), "beta": list(beta),
                    "init": "sphere", "weights": "identity"}, t, seeds=seeds,
                   **sweep_options)
-    return diagrams(table, n=n, level=sweep_options["cluster_threshold"]), table
+    named = {getattr(s, "name", s): s for s in schemes}
+    return diagrams(table, n=n, level=sweep_options["cluster_threshold"], schemes=named), table
 
 
 def plot_phase_diagrams(diagrams, out, name, title):

@@ -124,3 +124,12 @@ def test_cli_phase_diagram_bad_input(argv, culprit, tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and culprit in lines[0], proc.stderr
+
+
+def test_custom_scheme_diagram():
+    brake = sd.custom_scheme("brake", speed="2")   # Post-LN has s = 1: the same flow, half speed
+    dg, _ = phase_diagram(schemes=[brake], d=(24,), beta=[0.0], n=6, seeds=2,
+                          t=np.concatenate([[0.0], np.geomspace(0.1, 100.0, 31)]),
+                          executor="serial")
+    T_post = equiangular_time("post-ln", 6, 0.0)[0]
+    assert dg["brake"].prediction[0] == pytest.approx(2 * T_post, rel=1e-8)
