@@ -103,7 +103,7 @@ class Pool:
 class Dask:
     """A ``dask.distributed`` cluster, given as a ``Client`` or a scheduler address."""
 
-    def __init__(self, client=None, address=None):
+    def __init__(self, client=None, address=None, timeout="30s"):
         try:
             import distributed
         except ImportError:
@@ -112,11 +112,17 @@ class Dask:
         self._distributed = distributed
         self.client = client
         self.address = address
+        self.timeout = timeout
 
     def run(self, fn, tasks, on_result):
         distributed = self._distributed
         own = self.client is None
-        client = distributed.Client(self.address) if own else self.client
+        client = self.client
+        if own:
+            try:
+                client = distributed.Client(self.address, timeout=self.timeout)
+            except OSError as e:          # refused, unreachable or timed out
+                raise ValueError(f"scheduler: cannot reach {self.address}: {e}") from None
         futures = []
         try:
             for task in tasks:          # named by the task's key (unique in a sweep)

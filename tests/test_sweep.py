@@ -278,3 +278,11 @@ def test_local_workers_share_the_cores_between_their_blas_threads():
     with Local(2)._pool() as pool:
         threads = pool.submit(_blas_threads).result()
     assert threads and all(k == max(1, cores // 2) for k in threads)
+
+
+def test_unreachable_scheduler_is_a_value_error():
+    pytest.importorskip("distributed")
+    from symdyn.executors import Dask
+
+    with pytest.raises(ValueError, match="scheduler: cannot reach tcp://127.0.0.1:1"):
+        Dask(address="tcp://127.0.0.1:1", timeout="1s").run(len, [()], print)
