@@ -129,6 +129,11 @@ class _Field:
         next call.
         """
         m, n, d = theta.shape
+        # The field of unit directions, read at theta/|theta|: between projections
+        # the stages leave the sphere slightly, and P_theta with |theta| != 1
+        # damps the normal direction so strongly that it, not the dynamics,
+        # limited explicit steps near a cluster (4.7x more evaluations, Post-LN).
+        theta = theta / np.sqrt(np.einsum("mnd,mnd->mn", theta, theta))[..., None]
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
