@@ -181,3 +181,19 @@ def test_no_collapse_negative_control():
     # Pre-LN does collapse: epsilon keeps decreasing on the same window.
     log_eps = _solve_reduced(sd.scheme("pre-ln"), 60.0)
     assert log_eps(60.0) - log_eps(30.0) < -0.5
+
+
+def test_unsolvable_radial_law_is_a_value_error_naming_it():
+    # asymptotics._radius turns sympy's "no method for this ODE" into a ValueError
+    s = sd.custom_scheme("x", speed="r", radial="sin(r*t) + r**3")
+    with pytest.raises(ValueError, match=r"scheme: cannot solve the radial law dr/dt"):
+        sd.terminal(s)
+
+
+def test_no_power_law_in_n_is_reported_not_raised():
+    # summary._order: leading_order raises for exp(-n); derive reports it instead
+    d = sd.derive(sd.custom_scheme("y", speed="exp(n)"))
+    orders = [v for label, v in d.rows("text") if "order as n" in label]
+    assert orders == ["not a power of n", "not a power of n"]
+    with pytest.raises(ValueError):
+        sd.leading_order(sd.initial_velocity(sd.custom_scheme("y", speed="exp(n)")))
