@@ -1,13 +1,12 @@
 """The phase diagram: T* against a closed form, mpmath and the particles;
 the distance measure against synthetic data; the trend in d; the CLI."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from test_cli import run as run_cli
 
 import symdyn as sd
 from symdyn.cli import main
@@ -118,9 +117,7 @@ def test_cli_phase_diagram(tmp_path, capsys):
     (["--points", "1"], "points"),
 ])
 def test_cli_phase_diagram_bad_input(argv, culprit, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "symdyn.cli", "phase-diagram", *argv,
-                           "--out", str(tmp_path)], capture_output=True, text=True,
-                          timeout=300)
+    proc = run_cli("phase-diagram", *argv, "--out", str(tmp_path))
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and culprit in lines[0], proc.stderr
