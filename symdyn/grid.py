@@ -9,10 +9,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from .checks import finite_array
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -42,11 +43,7 @@ def is_int(v):
 def _number(axis, v, low, open_=False):
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise ValueError(f"grid axis {axis!r}: expected numbers, got {v!r}")
-    v = float(v)
-    if not math.isfinite(v) or v < low or (open_ and v == low):
-        raise ValueError(f"grid axis {axis!r}: values must be finite and "
-                         f"{'>' if open_ else '>='} {low:g}, got {v!r}")
-    return v
+    return float(finite_array(v, f"grid axis {axis!r}:", low, low_open=open_))
 
 
 def _integer(axis, v, low):
@@ -62,13 +59,11 @@ def _choice(axis, v, allowed):
 
 
 def _scheme_value(kind, v):
-    from .particles import NONE
+    from .particles import resolve
     from .schemes import scheme
 
-    if kind == "simulate" and v == "none":
-        return NONE
     try:
-        return scheme(v)
+        return resolve(v) if kind == "simulate" else scheme(v)
     except ValueError as e:
         raise ValueError(f"grid axis 'scheme': {e}") from None
 

@@ -200,7 +200,8 @@ class _Recorder:
 # input checks
 # --------------------------------------------------------------------------
 
-def _resolve(scheme) -> Scheme:
+def resolve(scheme) -> Scheme:
+    """A built-in name, ``"none"`` (no normalization) or a Scheme."""
     if isinstance(scheme, str) and scheme == "none":
         return NONE
     return get_scheme(scheme)
@@ -270,7 +271,7 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
     >>> bool(abs(sim.gamma - tr.gamma).max() < 1e-8)
     True
     """
-    s = _resolve(scheme)
+    s = resolve(scheme)
     if attention not in KINDS:
         raise ValueError(f"attention: must be one of {KINDS}, got {attention!r}")
     if step is not None:
