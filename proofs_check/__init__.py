@@ -59,10 +59,11 @@ def table(results) -> str:
 
 def markdown(results) -> str:
     """The verdict table with the evidence, as markdown (for the report)."""
-    lines = ["| claim | verdict | key figures |", "|---|---|---|"]
-    for r, _ in results:
-        lines.append(f"| {r.name} | **{r.verdict}** | {_cell(r.key_figures)} |")
-    lines.append("")
+    from symdyn.report import markdown_table
+
+    lines = [markdown_table(["claim", "verdict", "key figures"],
+                            [[r.name, f"**{r.verdict}**", _cell(r.key_figures)]
+                             for r, _ in results])]
     for r, secs in results:
         lines += [f"### {r.name}: {r.verdict}", "", r.statement, "",
                   f"Tolerance: {r.tolerance}. Methods: {', '.join(r.methods)}. "

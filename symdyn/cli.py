@@ -151,7 +151,8 @@ def tr_name(args) -> str:
 
 
 def _phase_diagram(args) -> str:
-    from .phase_diagram import distance_table, parse_range, write_phase_diagrams
+    from .phase_diagram import parse_range, write_phase_diagrams
+    from .report import distance_table
 
     dg, files = write_phase_diagrams(
         args.out, schemes=args.schemes, d=args.d, beta=parse_range(args.beta), n=args.n,

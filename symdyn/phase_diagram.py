@@ -205,18 +205,6 @@ def parse_range(text, name="beta"):
     return np.linspace(a, b, k)
 
 
-def distance_table(diagrams) -> str:
-    """Markdown: distance to the equiangular curve per scheme and ``d``."""
-    first = next(iter(diagrams.values()))
-    head = "| scheme | " + " | ".join(f"d = {d}" for d in first.d) + " |"
-    lines = [head, "|---" * (len(first.d) + 1) + "|"]
-    for p in diagrams.values():
-        cells = [f"{x:.3f}" + (f" ({m} mismatched)" if m else "")
-                 for x, m in zip(p.distance, p.mismatched, strict=True)]
-        lines.append(f"| {p.scheme} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
                          seeds=8, t_max=1e3, points=81, **sweep_options):
     """Sweep, then write ``phase_diagram.csv``, the figure of the first scheme

@@ -38,20 +38,26 @@ def _order(o) -> str:
     return "n/a" if o is None else f"$\\Theta({sp.latex(o.var ** o.exponent)})$"
 
 
+def markdown_table(header, rows) -> str:
+    """A markdown table: ``header`` and each row are lists of cell texts."""
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _png(paths):
+    """The PNG among a figure's files (None when there is none)."""
+    return next((p for p in paths if str(p).endswith(".png")), None)
+
+
 def summary_table(derivations: list[Derivation]) -> str:
     """Initial and terminal velocities of every scheme, one row each."""
-    lines = [
-        "| scheme | $\\dot\\gamma(0)$ | order | $\\lvert\\dot\\theta_k(0)\\rvert$ | order "
-        "| terminal law | $1-\\gamma(t) \\sim$ |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for d in derivations:
-        lines.append(
-            f"| {d.scheme.name} | {_m(d.initial_velocity)} "
-            f"| {_order(d.initial_velocity_order)} | {_m(d.initial_token_speed)} "
-            f"| {_order(d.initial_token_speed_order)} | {d.terminal.law} "
-            f"| {_m(d.terminal.epsilon)} |")
-    return "\n".join(lines) + "\n"
+    header = ["scheme", "$\\dot\\gamma(0)$", "order", "$\\lvert\\dot\\theta_k(0)\\rvert$",
+              "order", "terminal law", "$1-\\gamma(t) \\sim$"]
+    return markdown_table(header, [
+        [d.scheme.name, _m(d.initial_velocity), _order(d.initial_velocity_order),
+         _m(d.initial_token_speed), _order(d.initial_token_speed_order), d.terminal.law,
+         _m(d.terminal.epsilon)] for d in derivations])
 
 
 DEPTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
@@ -61,17 +67,15 @@ def depth_table(n: int = 32, beta: float = 1.0, depths=DEPTHS) -> str:
     """gamma(t) of every scheme from an orthogonal start, by :func:`solve`."""
     from .solve import solve
 
-    head = "| scheme | " + " | ".join(f"t = {d:g}" for d in depths) + " |"
-    lines = [f"Orthogonal start ($\\gamma_0 = 0$, $r_0 = 1$), $n = {n}$, "
-             f"$\\beta = {beta:g}$; `sd.solve`. Entries are $\\gamma(t)$, and "
-             f"$1 - \\gamma(t)$ in brackets when $\\gamma$ rounds to 1.", "",
-             head, "|---" * (len(depths) + 1) + "|"]
+    rows = []
     for name in schemes():
         tr = solve(name, n=n, beta=beta, gamma0=0.0, t=list(depths))
-        cells = [f"{g:.6f}" if g < 0.9999995 else f"1 ({e:.2e})"
-                 for g, e in zip(tr.gamma, tr.epsilon, strict=True)]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append([name] + [f"{g:.6f}" if g < 0.9999995 else f"1 ({e:.2e})"
+                              for g, e in zip(tr.gamma, tr.epsilon, strict=True)])
+    return (f"Orthogonal start ($\\gamma_0 = 0$, $r_0 = 1$), $n = {n}$, "
+            f"$\\beta = {beta:g}$; `sd.solve`. Entries are $\\gamma(t)$, and "
+            f"$1 - \\gamma(t)$ in brackets when $\\gamma$ rounds to 1.\n\n"
+            + markdown_table(["scheme"] + [f"t = {d:g}" for d in depths], rows))
 
 
 CAPTIONS = {
@@ -95,13 +99,12 @@ def figure_section(result: dict, folder: str) -> str:
     caption checks, saying where our model disagrees with a caption."""
     lines = []
     for name, paths in result["files"].items():
-        png = [p for p in paths if str(p).endswith(".png")][0]
-        lines += [f"![{name}]({folder}/{png.name})", "", CAPTIONS.get(name, name), ""]
+        lines += [f"![{name}]({folder}/{_png(paths).name})", "", CAPTIONS.get(name, name), ""]
+    rows = [[claim, "yes" if ok else "**no**",
+             ", ".join(f"{k} {v:.3g}" for k, v in numbers.items())]
+            for claim, (ok, numbers) in result["checks"].items()]
     lines += ["What the captions claim, checked on the data:", "",
-              "| claim | holds here | numbers |", "|---|---|---|"]
-    for claim, (ok, numbers) in result["checks"].items():
-        nums = ", ".join(f"{k} {v:.3g}" for k, v in numbers.items())
-        lines.append(f"| {claim} | {'yes' if ok else '**no**'} | {nums} |")
+              markdown_table(["claim", "holds here", "numbers"], rows).rstrip("\n")]
     failed = [c for c, (ok, _) in result["checks"].items() if not ok]
     if any(c.startswith("fig2: Pre-LN and Peri-LN converge last") for c in failed):
         lines += ["", "Where the claim does not hold here, the numbers say why: for "
@@ -111,11 +114,18 @@ def figure_section(result: dict, folder: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def distance_table(diagrams) -> str:
+    """Distance of the simulated transition to the equiangular curve, per scheme and ``d``."""
+    first = next(iter(diagrams.values()))
+    return markdown_table(["scheme"] + [f"d = {d}" for d in first.d], [
+        [p.scheme] + [f"{x:.3f}" + (f" ({m} mismatched)" if m else "")
+                      for x, m in zip(p.distance, p.mismatched, strict=True)]
+        for p in diagrams.values()])
+
+
 def phase_section(diagrams, files, folder: str) -> str:
     """Markdown for the clustering phase diagrams of
     :func:`symdyn.phase_diagram.write_phase_diagrams`."""
-    from .phase_diagram import distance_table
-
     first = next(iter(diagrams.values()))
     lines = [f"Tokens uniform on the sphere, identity weights, $n = {first.n}$; colour: "
              "the fraction of pairs with $\\langle x_i, x_j\\rangle \\ge 0.999$ "
@@ -124,21 +134,18 @@ def phase_section(diagrams, files, folder: str) -> str:
              "from $\\gamma_0 = 0$ reaches 0.999 (`sd.solve` and `brentq`). Dots: the "
              "simulated transition $t_{1/2}$, where half the pairs are linked.", ""]
     for name, paths in files.items():
-        png = [p for p in paths if str(p).endswith(".png")]
-        if png:
-            lines += [f"![phase diagram, {name}]({folder}/{png[0].name})", ""]
+        if _png(paths) is not None:
+            lines += [f"![phase diagram, {name}]({folder}/{_png(paths).name})", ""]
     lines += ["Distance of $t_{1/2}$ to $T_*$: mean over $\\beta$ of "
               "$|\\log_{10}(t_{1/2}/T_*)|$ in decades, over the $\\beta$ where both "
               "fall in the time window (the others are counted as mismatched).", "",
               distance_table(diagrams)]
     lines += ["How each normalization moves the transition: the equiangular "
               "$T_*(\\beta)$ per scheme (`-`: not reached by $t = 10^6$).", "",
-              "| scheme | " + " | ".join(f"β = {b:g}" for b in first.beta) + " |",
-              "|---" * (len(first.beta) + 1) + "|"]
-    for p in diagrams.values():
-        cells = [f"{x:.3g}" if np.isfinite(x) else "-" for x in p.prediction]
-        lines.append(f"| {p.scheme} | " + " | ".join(cells) + " |")
-    lines.append("")
+              markdown_table(["scheme"] + [f"β = {b:g}" for b in first.beta],
+                             [[p.scheme] + [f"{x:.3g}" if np.isfinite(x) else "-"
+                                            for x in p.prediction]
+                              for p in diagrams.values()])]
     d = first.distance
     if len(d) > 1:
         trend = "shrinks" if np.all(np.diff(d) < 0) else "does **not** shrink monotonically"
