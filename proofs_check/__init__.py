@@ -72,16 +72,13 @@ def markdown(results) -> str:
             lines += [f"Why: {r.why()}", ""]
         for note in r.notes:
             lines += [f"Note: {note}", ""]
-        keys = sorted({k for e in r.evidence for k in e}, key=lambda k: (
-            k not in ("method", "ok"), list(r.evidence[0]).index(k)
-            if k in r.evidence[0] else 99))
-        lines.append("<details><summary>evidence (" + str(len(r.evidence)) + " rows)"
-                     "</summary>\n")
-        lines.append("| " + " | ".join(keys) + " |")
-        lines.append("|" + "---|" * len(keys))
-        for e in r.evidence:
-            lines.append("| " + " | ".join(_cell(e.get(k, "")) for k in keys) + " |")
-        lines += ["", "</details>", ""]
+        # method and ok first, then in order of first appearance (deterministic)
+        keys = sorted(dict.fromkeys(k for e in r.evidence for k in e),
+                      key=lambda k: k not in ("method", "ok"))
+        table = markdown_table(keys, [[_cell(e.get(k, "")) for k in keys]
+                                      for e in r.evidence])
+        lines += [f"<details><summary>evidence ({len(r.evidence)} rows)</summary>\n",
+                  table, "</details>", ""]
     return "\n".join(lines)
 
 

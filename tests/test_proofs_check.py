@@ -114,3 +114,12 @@ def test_runner_exit_1_on_fail(monkeypatch):
                         {"softmax": 2 * gamma * n, "unnormalized": gamma})
     monkeypatch.setattr(published.check, "__defaults__", (True, None, None, "post-ln"))
     assert proofs_main(["--quick", "--only", "published"]) == 1
+
+
+def test_evidence_columns_in_order_of_first_appearance():
+    r = Result("demo", "s", {}, "t", ["a", "b"])
+    r.row("a", True, x=1.0)
+    r.row("b", True, z=2.0, y=3.0)
+    text = proofs_check.markdown([(r, 0.0)])
+    assert "| method | ok | x | z | y |" in text      # not hash-set order
+    assert "| b | True |  | 2 | 3 |" in text
