@@ -22,6 +22,21 @@ def finite_array(value, name, low=None, low_open=False):
     return arr
 
 
+def is_integer(value) -> bool:
+    """An ``int`` or numpy integer, not a ``bool``."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def integer(value, name, low, *, optional=False, none_means=""):
+    """``value`` as an ``int >= low``; ``None`` passes (returned) when ``optional``."""
+    if optional and value is None:
+        return None
+    if not is_integer(value) or value < low:
+        what = f"None{none_means} or an integer" if optional else "an integer"
+        raise ValueError(f"{name} must be {what} >= {low}, got {value!r}")
+    return int(value)
+
+
 def output_times(t):
     """Output times: a non-empty 1-D array, ``>= 0``, strictly increasing."""
     times = finite_array(t, "t", 0.0)

@@ -25,6 +25,8 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 
+from .checks import integer
+
 
 class Serial:
     """Run the tasks in this process, one after the other."""
@@ -53,11 +55,8 @@ class Local:
     ``cores // workers`` BLAS threads (at least one)."""
 
     def __init__(self, workers=None, restarts=3):
-        if workers is None:
-            workers = os.cpu_count() or 1
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-            raise ValueError(f"workers must be None or an integer >= 1, got {workers!r}")
-        self.workers = workers
+        workers = integer(workers, "workers", 1, optional=True)
+        self.workers = (os.cpu_count() or 1) if workers is None else workers
         self.restarts = restarts
 
     def _pool(self):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import finite_array
+from .checks import finite_array, is_integer
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -36,10 +36,6 @@ COLUMNS = {
 # the grid
 # --------------------------------------------------------------------------
 
-def is_int(v):
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
 def _number(axis, v, low, open_=False):
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise ValueError(f"grid axis {axis!r}: expected numbers, got {v!r}")
@@ -47,7 +43,7 @@ def _number(axis, v, low, open_=False):
 
 
 def _integer(axis, v, low):
-    if not is_int(v) or v < low:
+    if not is_integer(v) or v < low:
         raise ValueError(f"grid axis {axis!r}: values must be integers >= {low}, got {v!r}")
     return int(v)
 

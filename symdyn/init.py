@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import integer
+
 
 def _check(n, d, batch):
-    for name, v, low in (("n", n, 2), ("d", d, 1)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-    if batch is not None and (not isinstance(batch, (int, np.integer))
-                              or isinstance(batch, bool) or batch < 1):
-        raise ValueError(f"batch must be None or an integer >= 1, got {batch!r}")
-    return () if batch is None else (int(batch),)
+    integer(n, "n", 2)
+    integer(d, "d", 1)
+    batch = integer(batch, "batch", 1, optional=True)
+    return () if batch is None else (batch,)
 
 
 def random_rotation(d: int, rng: np.random.Generator, batch=()) -> np.ndarray:

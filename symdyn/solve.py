@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from .checks import finite_array, output_times
+from .checks import finite_array, integer, output_times
 from .compile import stable_system
 from .equiangular import check_attention
 from .schemes import scheme as get_scheme
@@ -144,9 +144,7 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
     if dps is not None:
-        if not isinstance(dps, (int, np.integer)) or isinstance(dps, bool) or dps < 15:
-            raise ValueError(f"dps must be an integer >= 15, got {dps!r}")
-        return _solve_mp(system, times, n, beta, gamma0, r0, int(dps))
+        return _solve_mp(system, times, n, beta, gamma0, r0, integer(dps, "dps", 15))
     return _solve_float(system, times, n, beta, gamma0, r0, rtol, atol)
 
 

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import integer, is_integer
 from .executors import backend
-from .grid import AXES, COLUMNS, Task, grid_axes, is_int, label, tasks_of  # noqa: F401  (AXES: re-exported)
+from .grid import AXES, COLUMNS, Task, grid_axes, label, tasks_of  # noqa: F401  (AXES: re-exported)
 from .progress import progress_bar
 
 
@@ -117,12 +118,12 @@ def _seeds(kind, seeds):
         return ()
     if seeds is None:
         return (0,)
-    if is_int(seeds):
+    if is_integer(seeds):
         if seeds < 1:
             raise ValueError(f"seeds must be an integer >= 1 or a list of seeds, got {seeds!r}")
         return tuple(range(int(seeds)))
     values = list(seeds) if hasattr(seeds, "__iter__") else [seeds]
-    if not values or not all(is_int(s) and s >= 0 for s in values) \
+    if not values or not all(is_integer(s) and s >= 0 for s in values) \
             or len(set(values)) != len(values):
         raise ValueError(f"seeds: expected a non-empty list of distinct integers >= 0, "
                          f"got {seeds!r}")
@@ -204,8 +205,7 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
     axes = grid_axes(kind, grid)
     seed_list = _seeds(kind, seeds)
     times = output_times(t)
-    if batch is not None and (not is_int(batch) or batch < 1):
-        raise ValueError(f"batch must be None or an integer >= 1, got {batch!r}")
+    batch = integer(batch, "batch", 1, optional=True)
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if tol is not None and not (isinstance(tol, (int, float)) and 0 < tol < 1):
             raise ValueError(f"{name} must be None or lie in (0, 1), got {tol!r}")

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import integer
+
 
 @dataclass(frozen=True)
 class Weights:
@@ -44,13 +46,10 @@ class Weights:
 
 
 def _check(d, heads, layers):
-    for name, v in (("d", d), ("heads", heads)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    if layers is not None and (not isinstance(layers, (int, np.integer))
-                               or isinstance(layers, bool) or layers < 1):
-        raise ValueError(f"layers must be None (tied) or an integer >= 1, got {layers!r}")
-    return 1 if layers is None else int(layers)
+    integer(d, "d", 1)
+    integer(heads, "heads", 1)
+    layers = integer(layers, "layers", 1, optional=True, none_means=" (tied)")
+    return 1 if layers is None else layers
 
 
 def identity(d: int, heads: int = 1) -> Weights:
