@@ -10,6 +10,7 @@ import hashlib
 import itertools
 import json
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -149,7 +150,7 @@ class Task:
     t: tuple
     options: tuple
 
-    @property
+    @cached_property
     def key(self) -> str:
         """SHA-256 of the parameters and the symdyn version."""
         from . import __version__

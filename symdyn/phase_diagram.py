@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
+from .checks import integer
 from .solve import solve
 
 LEVEL = 0.999
@@ -214,17 +215,15 @@ def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None,
     """
     from pathlib import Path
 
-    if not (isinstance(points, int) and points >= 2):
-        raise ValueError(f"points must be an integer >= 2, got {points!r}")
+    integer(points, "points", 2)
     if not (np.isfinite(t_max) and t_max > 0.1):
         raise ValueError(f"t_max must be a finite number > 0.1, got {t_max!r}")
     out = Path(out)
     t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
-    dg, table = phase_diagram(schemes, d, beta, t, n, seeds, **sweep_options)
-    out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "phase_diagram.csv", index=False)
+    csv = out / "phase_diagram.csv"
+    dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)
     first = next(iter(dg))
-    files = {"table": [out / "phase_diagram.csv"]}
+    files = {"table": [csv]}
     files[first] = plot_phase_diagrams(
         {first: dg[first]}, out, f"phase_diagram_{first}",
         f"{first}, identity weights, n = {n}, uniform starts, {seeds} seeds: "
