@@ -67,14 +67,15 @@ class Local:
     def run(self, fn, tasks, on_result):
         todo = set(range(len(tasks)))
         for attempt in range(self.restarts + 1):
+            order = sorted(todo)
+
+            def delivered(j, value, order=order):
+                todo.discard(order[j])
+                on_result(order[j], value)
+
             pool = self._pool()
-            try:
-                futures = {pool.submit(fn, tasks[i]): i for i in sorted(todo)}
-                for fut in cf.as_completed(futures):
-                    i = futures[fut]
-                    value = fut.result()          # BrokenProcessPool if a worker died
-                    todo.discard(i)
-                    on_result(i, value)
+            try:           # BrokenProcessPool from a result if a worker died
+                Pool(pool).run(fn, [tasks[i] for i in order], delivered)
                 return
             except cf.process.BrokenProcessPool:
                 if attempt == self.restarts:
