@@ -5,15 +5,34 @@ Bad input raises ``ValueError`` naming the argument and the allowed range.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
+
+
+def _numbers(value, name):
+    """``value`` as a float array; complex, text, booleans and objects are refused."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected real numbers, got {value!r}") from None
+    if raw.dtype.kind not in "iuf":
+        what = "complex" if raw.dtype.kind == "c" else raw.dtype.name
+        if raw.dtype.kind == "O":
+            try:  # lists mixing ints and floats, Fractions, sympy numbers, ...
+                arr = raw.astype(float)
+            except (TypeError, ValueError):
+                arr = None
+            if arr is not None:
+                return arr
+        raise ValueError(f"{name}: expected real numbers, got {what} {value!r}")
+    return raw.astype(float)
 
 
 def finite_array(value, name, low=None, low_open=False):
     """``value`` as a float array, finite and ``>= low`` (``> low`` if ``low_open``)."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected numbers, got {value!r}") from None
+    arr = _numbers(value, name)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
@@ -46,3 +65,46 @@ def output_times(t):
     if np.any(np.diff(times) <= 0):
         raise ValueError("t must be strictly increasing")
     return times
+
+
+def memory(nbytes, what):
+    """Refuse a workspace of ``nbytes`` beyond half of the machine's memory.
+
+    Raises ``ValueError`` naming ``what`` and the estimate before anything is
+    allocated (a ``MemoryError`` would come after minutes of work, or never).
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: no check
+        return
+    if nbytes > total / 2:
+        raise ValueError(f"{what}: needs about {nbytes / 2**30:.3g} GiB, more than half "
+                         f"of this machine's {total / 2**30:.3g} GiB; make it smaller")
+
+
+def writable_path(path, name, *, folder=False):
+    """Check, before any work starts, that ``path`` can be written.
+
+    ``folder=True``: ``path`` is (or will be) a directory; otherwise a file
+    whose parent directory is created if missing. Returns a ``Path``.
+    """
+    if path is None or (isinstance(path, str) and not path.strip()):
+        raise ValueError(f"{name}: expected a path, got {path!r}")
+    try:
+        p = Path(path)
+    except TypeError:
+        raise ValueError(f"{name}: expected a path, got {path!r}") from None
+    target = p if folder else p.parent
+    if folder and p.exists() and not p.is_dir():
+        raise ValueError(f"{name}: {str(p)!r} exists and is not a folder")
+    if not folder and p.is_dir():
+        raise ValueError(f"{name}: {str(p)!r} is a folder, expected a file")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot create {str(target)!r} ({exc.strerror})") from None
+    if not target.is_dir() or not os.access(target, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: {str(target)!r} is not writable")
+    if not folder and p.exists() and not os.access(p, os.W_OK):
+        raise ValueError(f"{name}: {str(p)!r} is not writable")
+    return p
