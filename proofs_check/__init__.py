@@ -22,7 +22,7 @@ from . import (
 )
 from .result import Result
 
-#: name -> module, in the order of DESIGN.md's list of claims.
+#: name -> module, in the order of the claims in docs/model.md, section 5.
 CHECKS = {m.NAME: m for m in (clustering, symmetric, initial_velocity, terminal_velocity,
                               general_starts, phase_transition, published)}
 

@@ -1,6 +1,7 @@
 """Claim 4: terminal velocity laws of 1 - gamma and d gamma/dt near the cluster.
 
-Claims (DESIGN.md): 1 - gamma ~ C e^{-2t} (post-ln; ngpt with alpha = 1),
+Claims (docs/model.md, section 5, "terminal-velocity"; derived in section 4):
+1 - gamma ~ C e^{-2t} (post-ln; ngpt with alpha = 1),
 C t^{-2} (pre-ln, peri-ln, mix-ln), C e^{-4 sqrt t} (sqrt-scaling), and
 C exp(-2 int_0^t alpha) for nGPT with a schedule alpha.
 
