@@ -1,22 +1,31 @@
 """A batch of ODEs integrated as one vectorized system, each with its own steps.
 
-The Dormand-Prince 8(5,3) pair (Hairer, Norsett, Wanner, *Solving ODEs I*,
-section II.10; the coefficients of ``scipy.integrate.DOP853``) advances every
-member of the batch by one array operation per stage. Unlike handing the
-stacked system to ``solve_ivp``, every member keeps its own step size and its
-own error test (no averaging of errors across members), so a member's result
-is what a scalar solve with the same tolerances would give, whatever else is
-in the batch.
+The Dormand-Prince 8(5,3) pair (:mod:`symdyn.dop853`; Hairer, Norsett &
+Wanner, *Solving ODEs I*, II.10) advances every member of the batch by one
+array operation per stage. Unlike handing the stacked system to
+``solve_ivp``, every member keeps its own step size and its own error test (no
+averaging of errors across members), so a member's result is what a scalar
+solve with the same tolerances would give, whatever else is in the batch.
 
 Procedure per sweep over the unfinished members:
 
 1. clip each step so it ends exactly on the member's next stop (an output
    time or a breakpoint where the right-hand side has a kink);
-2. take the 12-stage step, estimate the error with the embedded 5th and 3rd
-   order solutions, :math:`\\mathrm{err} \\le 1` in the weighted norm
-   (``scale = atol + rtol*|y|``) accepts;
+2. take the 12-stage step (:func:`dop853_step`) and measure its error with
+   the embedded 5th and 3rd order solutions (:func:`error_norm`); a step is
+   accepted when :math:`\\mathrm{err} < 1` and every value is finite;
 3. rescale the step by :math:`0.9\\,\\mathrm{err}^{-1/8}`, clipped to
-   ``[0.2, 10]``; a non-finite stage counts as a rejection.
+   ``[0.2, 10]`` (:func:`step_factor`); a non-finite stage counts as a
+   rejection (factor 0.2).
+
+This is the control of ``scipy.integrate.DOP853`` (no growth right after a
+rejection included) with one deliberate addition, :data:`ESTIMATE_FLOOR`:
+the error estimate of a one-dimensional problem (or of a system with one
+dominant component) passes through zero now and then; without the floor the
+next step grows 3-4x on that accident and the estimator, outside its
+asymptotic range, then accepts a step whose true error is 10^4-10^6 times
+the tolerance (scipy's DOP853 does so for about 1 in 10^4 members of the
+Post-LN grid of ``benchmarks/solve.py``).
 """
 
 from __future__ import annotations
@@ -24,11 +33,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate._ivp import dop853_coefficients as _dop
 
-_S = _dop.N_STAGES
-_A, _B, _C = _dop.A[:_S, :_S], _dop.B, _dop.C[:_S]
-_E3, _E5 = _dop.E3, _dop.E5
+from . import dop853
+from .checks import finite_array
+
+SAFETY = 0.9          # aim at err = 0.9**8 ~ 0.43, not at the edge err = 1
+MIN_FACTOR = 0.2      # a step shrinks at most 5x per attempt ...
+MAX_FACTOR = 10.0     # ... and grows at most 10x
+ERROR_EXPONENT = -1.0 / (dop853.ERROR_ORDER + 1)   # err ~ h**8
+E3_WEIGHT = 0.01      # weight of the 3rd-order estimate in the error norm
+# An accepted step's err counts as at least this fraction of the err that the
+# previous accepted step predicts for it, err_prev * (h / h_prev)**8.
+ESTIMATE_FLOOR = 0.1
+MIN_RELATIVE_STEP = 1e-14    # below 1e-14 * max(1, |t|) a member fails
+FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
+
+_S = dop853.N_STAGES
 
 
 @dataclass
@@ -56,9 +76,129 @@ def _rms(x):
     return np.sqrt(np.mean(x * x, axis=-1))
 
 
+def initial_step(f, y, fy, args, rtol, atol, t_end):
+    """First step of every member from ``t = 0`` (Hairer et al. II.4).
+
+    With :math:`d_0 = \\|y\\|`, :math:`d_1 = \\|f\\|` in the weighted RMS norm,
+    :math:`h_0 = 0.01\\,d_0/d_1`, :math:`d_2 = \\|f(h_0, y + h_0 f) - f\\|/h_0`:
+    :math:`h = \\min(100 h_0, (0.01/\\max(d_1, d_2))^{1/8}, t_{end})`, as
+    scipy's ``select_initial_step``. Returns ``h``, shape ``(M,)``; costs one
+    evaluation of ``f``.
+    """
+    with np.errstate(all="ignore"):
+        scale = atol + rtol * np.abs(y)
+        d0, d1 = _rms(y / scale), _rms(fy / scale)
+        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), FALLBACK_STEP,
+                      0.01 * d0 / np.maximum(d1, 1e-300))
+        h0 = np.minimum(h0, t_end)
+        f1 = f(np.zeros(len(y)) + h0, y + h0[:, None] * fy, *args)
+        d2 = _rms((f1 - fy) / scale) / h0
+        big = np.maximum(d1, d2)
+        h1 = np.where(big <= 1e-15, np.maximum(FALLBACK_STEP, h0 * 1e-3),
+                      (0.01 / np.maximum(big, 1e-300)) ** -ERROR_EXPONENT)
+        h = np.minimum(np.minimum(100 * h0, h1), t_end)
+    return np.where(np.isfinite(h) & (h > 0), h, FALLBACK_STEP)
+
+
+def dop853_step(f, t, y, fy, h, t_new, args, K):
+    """One DOP853 step of size ``h`` (shape ``(m,)``) for every row of ``y``.
+
+    Fills ``K[0..12]`` with the stages (``K[0] = fy``, ``K[12] = f(t_new,
+    y_new)``) and returns :math:`y_{new} = y + h \\sum_j b_j k_j`. ``t_new``
+    is ``t + h`` or, for a step clipped onto a stop, the stop itself.
+    """
+    K[0] = fy
+    for s in range(1, _S):
+        K[s] = f(t + dop853.C[s] * h,
+                 y + h[:, None] * _combine(dop853.A[s, :s], K), *args)
+    y_new = y + h[:, None] * _combine(dop853.B, K)
+    K[_S] = f(t_new, y_new, *args)
+    return y_new
+
+
+def error_norm(K, h, scale):
+    """The DOP853 error of a step, 1 at the tolerance (Hairer's ``dop853.f``).
+
+    With :math:`e_5 = \\sum_j e^{(5)}_j k_j / \\mathrm{scale}`, :math:`e_3`
+    alike: :math:`h\\,|e_5|^2 / \\sqrt{\\dim\\,(|e_5|^2 + 0.01\\,|e_3|^2)}`.
+    """
+    e5 = _combine(dop853.E5, K) / scale
+    e3 = _combine(dop853.E3, K) / scale
+    n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)
+    denom = np.sqrt((n5 + E3_WEIGHT * n3) * scale.shape[1])
+    return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
+
+
+def step_factor(err, finite, after_rejection, predicted):
+    """Next step / this step, per member.
+
+    :math:`0.9\\,\\max(\\mathrm{err}, 0.1\\,\\mathrm{predicted})^{-1/8}` in
+    ``[0.2, 10]`` (the floor only for accepted steps); at most 1 for a
+    rejected step or the first acceptance after a rejection; 0.2 after a
+    non-finite step. ``predicted``: the err that the previous accepted step
+    implies for this one (0 if none).
+    """
+    accept = finite & (err < 1)
+    effective = np.where(accept, np.maximum(err, ESTIMATE_FLOOR * predicted), err)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(effective > 0, SAFETY * effective ** ERROR_EXPONENT, MAX_FACTOR)
+    factor = np.clip(factor, MIN_FACTOR, MAX_FACTOR)
+    factor = np.where(accept & ~after_rejection, factor, np.minimum(factor, 1.0))
+    return accept, np.where(finite, factor, MIN_FACTOR)
+
+
+@dataclass
+class _Stops:
+    """The times every member must land on: output times and breakpoints."""
+
+    times: np.ndarray       # sorted stop times > 0
+    is_break: np.ndarray
+    is_output: np.ndarray
+    out_index: np.ndarray   # index into t_out of each stop (if an output)
+    breakpoints: np.ndarray
+
+    @classmethod
+    def build(cls, t_out, breakpoints):
+        bps = np.array(sorted(b for b in breakpoints if 0 < b < t_out[-1]), dtype=float)
+        times = np.union1d(t_out[t_out > 0], bps)
+        return cls(times, np.isin(times, bps), np.isin(times, t_out),
+                   np.searchsorted(t_out, times), bps)
+
+    def phase(self, t):
+        """Number of breakpoints at or before ``t``."""
+        return np.searchsorted(self.breakpoints, t, side="right")
+
+
+class _Output:
+    """Stores states at output times, or hands them to ``record``."""
+
+    def __init__(self, record, M, K, dim):
+        self.record = record
+        self.y = None if record is not None else np.full((M, K, dim), np.nan)
+
+    def save(self, members, k_out, rows):
+        if self.record is None:
+            self.y[members, k_out] = rows
+            return
+        for k in np.unique(k_out):
+            sel = k_out == k
+            self.record(int(k), members[sel], rows[sel])
+
+
+def _check(t_out, y0, rtol, atol):
+    t_out = np.asarray(t_out, dtype=float)
+    y0 = np.asarray(y0, dtype=float)
+    M, dim = y0.shape
+    if t_out.ndim != 1 or not t_out.size or t_out[0] < 0 or np.any(np.diff(t_out) <= 0):
+        raise ValueError(f"t_out must be increasing times >= 0, got {t_out!r}")
+    rtol = np.broadcast_to(finite_array(rtol, "rtol", 0.0, low_open=True), (dim,))
+    atol = np.broadcast_to(finite_array(atol, "atol", 0.0), (M, dim))
+    return t_out, y0, rtol, atol
+
+
 def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
               max_steps=200_000, project=None, record=None) -> BatchSolution:
-    """Integrate ``dy/dt = f(t, y, *args)`` from ``t = 0`` for every member.
+    """Integrate ``dy/dt = f(t, y, phase, *args)`` from ``t = 0`` for every member.
 
     Parameters
     ----------
@@ -72,131 +212,106 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     y0 : array, shape (M, dim)
     args : tuple of arrays of shape (M,)
     rtol : array-like of shape (dim,)
-        Per-component relative tolerances.
+        Per-component relative tolerances, ``> 0``.
     atol : array-like of shape (dim,) or (M, dim)
-        Absolute tolerances, per component or per member and component.
+        Absolute tolerances ``>= 0``, per component or per member and component.
     breakpoints : sequence of float
         Times where ``f`` changes its law: every member ends a step there
         and the next step starts with a fresh evaluation in the new phase.
+    max_steps : int
+        Attempted steps per member before it fails.
     project : callable, optional
         ``project(y)`` maps accepted states back onto a manifold (e.g.
         renormalizes directions on the sphere).
     record : callable, optional
         ``record(k, members, y)`` receives the states of ``members`` at output
         time ``k`` instead of storing them (then ``BatchSolution.y`` is None).
+
+    Returns
+    -------
+    BatchSolution
+        ``success`` is False (and ``message`` names the first failed member)
+        when a member's step falls below ``1e-14 max(1, |t|)`` (a non-finite,
+        stiff or blowing-up right-hand side) or it needs ``max_steps``
+        steps; bad ``t_out``, ``rtol``, ``atol`` raise ``ValueError``.
     """
-    t_out = np.asarray(t_out, dtype=float)
-    y0 = np.asarray(y0, dtype=float)
+    t_out, y0, rtol, atol = _check(t_out, y0, rtol, atol)
     M, dim = y0.shape
-    rtol = np.broadcast_to(np.asarray(rtol, float), (dim,))
-    atol = np.broadcast_to(np.asarray(atol, float), (M, dim))
-    bps = np.array(sorted(b for b in breakpoints if 0 < b < t_out[-1]), dtype=float)
-    stops = np.union1d(t_out[t_out > 0], bps)
-    is_break = np.isin(stops, bps)
-    is_output = np.isin(stops, t_out)
-    out_index = np.searchsorted(t_out, stops)
-    Y = None if record is not None else np.full((M, len(t_out), dim), np.nan)
-
-    def save(members, k_out, rows):
-        if record is None:
-            Y[members, k_out] = rows
-        else:
-            for k in np.unique(k_out):
-                sel = k_out == k
-                record(int(k), members[sel], rows[sel])
-
+    stops = _Stops.build(t_out, breakpoints)
+    out = _Output(record, M, len(t_out), dim)
     if t_out[0] == 0:
-        save(np.arange(M), np.zeros(M, dtype=int), y0)
-
-    t = np.zeros(M)
-    y = y0.copy()
-    nfev = 0
-    def phase_of(tt):
-        return np.searchsorted(bps, tt, side="right")
-
-    fy = f(t, y, phase_of(t), *args)
-    nfev += 1
-    # Initial step (Hairer et al. II.4, as in scipy's select_initial_step).
-    with np.errstate(all="ignore"):
-        scale = atol + rtol * np.abs(y)
-        d0, d1 = _rms(y / scale), _rms(fy / scale)
-        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6,
-                      0.01 * d0 / np.maximum(d1, 1e-300))
-        h0 = np.minimum(h0, t_out[-1])
-        f1 = f(t + h0, y + h0[:, None] * fy, phase_of(t), *args)
-        nfev += 1
-        d2 = _rms((f1 - fy) / scale) / h0
-        big = np.maximum(d1, d2)
-        h1 = np.where(big <= 1e-15, np.maximum(1e-6, h0 * 1e-3),
-                      (0.01 / np.maximum(big, 1e-300)) ** (1 / 8))
-        h = np.minimum(100 * h0, h1)
-    h = np.where(np.isfinite(h) & (h > 0), h, 1e-6)
-
-    stop = np.zeros(M, dtype=int)
-    nsteps = np.zeros(M, dtype=int)
-    failed = np.zeros(M, dtype=bool)
-    active = np.arange(M) if len(stops) else np.arange(0)
+        out.save(np.arange(M), np.zeros(M, dtype=int), y0)
+    t, y = np.zeros(M), y0.copy()
+    fy = f(t, y, stops.phase(t), *args)
+    h = initial_step(f, y, fy, (stops.phase(t),) + tuple(args), rtol, atol, t_out[-1])
+    nfev = 2
+    stop, nsteps = np.zeros(M, dtype=int), np.zeros(M, dtype=int)
+    failed, rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
+    last_err, last_h = np.zeros(M), np.ones(M)   # of the last full accepted step
+    active = np.arange(M) if len(stops.times) else np.arange(0)
     K = np.empty((_S + 1, M, dim))
     while active.size:
-        ta, ya, fa = t[active], y[active], fy[active]
-        arga = (phase_of(ta),) + tuple(a[active] for a in args)
-        target = stops[stop[active]]
-        hp = h[active]
-        step = np.minimum(hp, target - ta)
+        ta, ya = t[active], y[active]
+        arga = (stops.phase(ta),) + tuple(a[active] for a in args)
+        target = stops.times[stop[active]]
+        step = np.minimum(h[active], target - ta)
         clipped = step >= target - ta
         Ka = K[:, : active.size]
-        Ka[0] = fa
         with np.errstate(all="ignore"):
-            for s in range(1, _S):
-                Ka[s] = f(ta + _C[s] * step, ya + step[:, None] * _combine(_A[s, :s], Ka),
-                          *arga)
-            y_new = ya + step[:, None] * _combine(_B, Ka)
             t_new = np.where(clipped, target, ta + step)
-            f_new = f(t_new, y_new, *arga)
-            Ka[_S] = f_new
-            nfev += _S
+            y_new = dop853_step(f, ta, ya, fy[active], step, t_new, arga, Ka)
             scale = atol[active] + rtol * np.maximum(np.abs(ya), np.abs(y_new))
-            e5 = _combine(_E5, Ka) / scale
-            e3 = _combine(_E3, Ka) / scale
-            n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)
-            denom = np.sqrt((n5 + 0.01 * n3) * dim)
-            err = np.where(n5 == 0, 0.0, step * n5 / np.where(denom > 0, denom, 1))
-        finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(f_new), axis=1)
+            err = error_norm(Ka, step, scale)
+            ratio = step / last_h[active]
+            predicted = np.where(last_err[active] > 0,
+                                 last_err[active] * ratio ** (-1 / ERROR_EXPONENT), 0.0)
+        nfev += _S
+        finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(Ka[_S]), axis=1)
                   & np.isfinite(err))
-        accept = finite & (err <= 1)
-        with np.errstate(divide="ignore"):
-            factor = np.clip(0.9 * np.where(err > 0, err, 1e-300) ** (-1 / 8), 0.2, 10)
-        factor = np.where(finite, np.where(accept, factor, np.minimum(factor, 1)), 0.2)
+        accept, factor = step_factor(err, finite, rejected[active], predicted)
         new_h = step * factor
         # A step shortened to land on a stop does not shrink the next proposal.
-        new_h = np.where(accept & clipped, np.maximum(new_h, hp), new_h)
+        new_h = np.where(accept & clipped, np.maximum(new_h, h[active]), new_h)
+        rejected[active] = ~accept
+        full = active[accept & ~clipped]
+        last_err[full], last_h[full] = err[accept & ~clipped], step[accept & ~clipped]
 
         idx = active[accept]
         if project is not None and idx.size:
             y_new[accept] = project(y_new[accept])
-        t[idx], y[idx], fy[idx] = t_new[accept], y_new[accept], f_new[accept]
-        nsteps[active] += 1
-        landed = idx[clipped[accept]]
-        if landed.size:
-            k = stop[landed]
-            record_rows = landed[is_output[k]]
-            save(record_rows, out_index[k[is_output[k]]], y[record_rows])
-            stop[landed] += 1
-            crossed = landed[is_break[k]]
-            if crossed.size:          # new phase: no first-same-as-last reuse
-                fy[crossed] = f(t[crossed], y[crossed], phase_of(t[crossed]),
-                                *(a[crossed] for a in args))
-                nfev += 1
+        t[idx] = t_new[accept]
+        y[idx], fy[idx] = y_new[accept], Ka[_S][accept]
+        nfev += _land(f, args, stops, out, idx[clipped[accept]], stop, t, y, fy, last_err)
         h[active] = new_h
-        too_small = new_h < 1e-14 * np.maximum(1.0, np.abs(ta))
+        nsteps[active] += 1
+        too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
         failed[active[too_small & ~accept]] = True
         failed[active[nsteps[active] >= max_steps]] = True
-        active = active[(stop[active] < len(stops)) & ~failed[active]]
+        active = active[(stop[active] < len(stops.times)) & ~failed[active]]
     if failed.any():
         m = int(np.flatnonzero(failed)[0])
         why = ("step size fell below 1e-14 t (non-finite or stiff right-hand side)"
                if nsteps[m] < max_steps else f"more than {max_steps} steps")
-        return BatchSolution(Y, nfev, nsteps, False,
+        return BatchSolution(out.y, nfev, nsteps, False,
                              f"integration failed for {failed.sum()} member(s), "
                              f"first #{m} at t = {t[m]:.6g}: {why}")
-    return BatchSolution(Y, nfev, nsteps, True, "integration successful")
+    return BatchSolution(out.y, nfev, nsteps, True, "integration successful")
+
+
+def _land(f, args, stops, out, landed, stop, t, y, fy, last_err):
+    """Members ``landed`` on their next stop: save outputs, move on, and
+    restart the stages after a breakpoint. Returns the evaluations spent."""
+    if not landed.size:
+        return 0
+    k = stop[landed]
+    saved = landed[stops.is_output[k]]
+    out.save(saved, stops.out_index[k[stops.is_output[k]]], y[saved])
+    stop[landed] += 1
+    crossed = landed[stops.is_break[k]]
+    if not crossed.size:
+        return 0
+    # new phase: no first-same-as-last reuse, and no error prediction across it
+    fy[crossed] = f(t[crossed], y[crossed], stops.phase(t[crossed]),
+                    *(a[crossed] for a in args))
+    last_err[crossed] = 0.0
+    return 1
