@@ -23,6 +23,7 @@ import numpy as np
 import sympy as sp
 
 import symdyn as sd
+from symdyn.expressions import parse
 from symdyn.symbols import C, t
 
 from .result import Result
@@ -36,7 +37,7 @@ _s = sp.Symbol("s", nonnegative=True)
 
 
 def _ngpt_claim(alpha):
-    a = sp.sympify(alpha, locals={"t": t})
+    a = parse(alpha, "alpha", {"t": t})
     return C * sp.exp(-2 * sp.integrate(a.subs(t, _s), (_s, 0, t)))
 
 

@@ -29,9 +29,10 @@ from functools import lru_cache
 import sympy as sp
 
 from .equiangular import check_attention, reduce
+from .expressions import value
 from .schemes import branch_at
 from .schemes import scheme as get_scheme
-from .symbols import C, gamma, n, r, t
+from .symbols import ALL_SYMBOLS, C, gamma, n, r, t
 from .symbols import beta as BETA
 
 LAWS = ("exponential", "stretched-exponential", "polynomial", "no-collapse")
@@ -66,12 +67,8 @@ def _start_values(s, gamma0, r0, n_value):
     return values
 
 
-def _expression(value, argument):
-    try:
-        return sp.nsimplify(value) if isinstance(value, float) else sp.sympify(value)
-    except (sp.SympifyError, TypeError, ValueError):
-        raise ValueError(f"{argument}: expected a number or sympy expression, "
-                         f"got {value!r}") from None
+def _expression(x, argument):
+    return value(x, argument, ALL_SYMBOLS)
 
 
 def initial_velocity(scheme, gamma0=0, r0=1, attention="softmax", *,
@@ -144,7 +141,7 @@ def leading_order(expr, var=n) -> LeadingOrder:
     >>> str(sd.leading_order(sd.initial_velocity("peri-ln")))
     'Theta(1/sqrt(n))'
     """
-    expr = sp.sympify(expr)
+    expr = value(expr, "expr", ALL_SYMBOLS)
     p = sp.limit(sp.log(sp.Abs(expr)) / sp.log(var), var, sp.oo)
     if not (p.is_real and p.is_finite):
         raise ValueError(f"expr: no power-law leading order in {var} ({p})")

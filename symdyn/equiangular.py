@@ -28,9 +28,10 @@ from functools import lru_cache
 
 import sympy as sp
 
+from .expressions import value
 from .schemes import Scheme
 from .schemes import scheme as get_scheme
-from .symbols import A_norm, a, gamma, n
+from .symbols import ALL_SYMBOLS, A_norm, a, gamma, n
 from .symbols import beta as BETA
 
 ATTENTIONS = ("softmax", "unnormalized")
@@ -149,8 +150,7 @@ def reduce(scheme, attention: str = "softmax", beta=BETA) -> Reduction:
     """
     s = get_scheme(scheme)
     check_attention(attention)
-    beta = sp.sympify(beta)
-    return _reduce(s, attention, beta)
+    return _reduce(s, attention, value(beta, "beta", ALL_SYMBOLS))
 
 
 @lru_cache(maxsize=256)
@@ -197,7 +197,8 @@ def one_layer_cosine(attention: str = "softmax", beta=BETA) -> sp.Expr:
     """
     check_attention(attention)
     frame = _Frame()
-    W1, _ = frame.attention("1", attention, sp.sympify(beta))
-    W2, _ = frame.attention("2", attention, sp.sympify(beta))
+    beta = value(beta, "beta", ALL_SYMBOLS)
+    W1, _ = frame.attention("1", attention, beta)
+    W2, _ = frame.attention("2", attention, beta)
     return (_tidy(frame.dot(W1, W2))
             / sp.sqrt(_tidy(frame.dot(W1, W1)) * _tidy(frame.dot(W2, W2))))

@@ -16,9 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 import sympy as sp
 
-from .symbols import SCHEME_SYMBOLS, A_norm, a, parse, r, t
+from .expressions import number, parse
+from .symbols import SCHEME_SYMBOLS, A_norm, a, r, t
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class Scheme:
     params : tuple
         The parameters the scheme was built with, as ``(name, value)`` pairs.
     layer : str
-        The discrete layer rule of DESIGN.md's table (the built-in's name), or
+        The discrete layer rule (docs/model.md, section 2; the built-in's name), or
         ``"generic"`` for custom schemes: ``theta <- N(theta + h P A / s)``,
         ``r <- r + h rho``.
     """
@@ -95,6 +97,7 @@ def _peri_ln() -> Scheme:
 
 def _ngpt(alpha="1") -> Scheme:
     alpha_t = parse(alpha, "alpha", {"t": t}, functions_of_t=True)
+    check_positive(alpha_t, "alpha")
     return Scheme("ngpt", A_norm / alpha_t, sp.Integer(0), sp.oo,
                   (("alpha", alpha_t),), layer="ngpt")
 
@@ -118,13 +121,54 @@ _REGISTRY = {
 
 def _nonnegative_number(value, argument: str) -> sp.Expr:
     try:
-        number = sp.nsimplify(value) if isinstance(value, float) else sp.sympify(value)
-    except (sp.SympifyError, TypeError, ValueError):
-        number = None
-    if number is None or not number.is_number or not number.is_real \
-            or not number.is_finite or number.is_negative:
+        x = number(value, argument) if not isinstance(value, str) else None
+    except ValueError:
+        x = None
+    if x is None or not x.is_number or x.is_negative:
         raise ValueError(f"{argument} must be a finite number >= 0, got {value!r}")
-    return number
+    return x
+
+
+# Points of the domain (t >= 0, r > 0, |a| <= A_norm, n >= 2, beta >= 0) at
+# which a speed law must be positive: t from 0 over decades to 1e6.
+_T = np.concatenate([[0.0], np.geomspace(1e-3, 1e6, 271)])
+_DOMAIN = {"r": (0.25, 1.0, 4.0), "A_norm": (0.5, 1.0, 2.0), "a": (-0.5, 0.0, 0.5),
+           "n": (2.0, 8.0, 1e3), "beta": (0.0, 1.0, 10.0)}
+
+
+def check_positive(speed: sp.Expr, argument: str) -> None:
+    """Refuse a speed law that is decidably not positive for all ``t >= 0``.
+
+    Decided by sympy's assumptions when they can (``-1``, ``0``), else by a
+    witness: a point of the domain (``t`` over ``[0, 1e6]``, ``a`` a fraction
+    of ``A_norm``, a few ``r, n, beta``) at which the law is ``<= 0``, not
+    finite or not real. Laws with undefined functions (``alpha(t)``) pass.
+    """
+    if speed.is_positive:
+        return
+    if speed.is_nonpositive:
+        raise ValueError(f"{argument}: must be positive, got {speed} (never positive)")
+    if speed.atoms(sp.core.function.AppliedUndef):
+        return
+    names = ("t", "r", "a", "A_norm", "n", "beta")
+    try:
+        f = sp.lambdify([SCHEME_SYMBOLS[k] for k in names], speed, "numpy")
+        grid = list(np.meshgrid(_T, *(_DOMAIN[k] for k in names[1:]), indexing="ij"))
+        grid[2] = grid[2] * grid[3]                      # a within [-A_norm, A_norm]
+        with np.errstate(all="ignore"):
+            values = np.broadcast_to(np.asarray(f(*grid), dtype=complex), grid[0].shape)
+    except Exception:  # a function numpy cannot evaluate: undecided, keep the law
+        return
+    bad = ~(np.isfinite(values) & (values.imag == 0) & (values.real > 0))
+    if bad.any():
+        i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
+        point = ", ".join(f"{k} = {grid[j][i]:.6g}" for j, k in enumerate(names)
+                          if speed.has(SCHEME_SYMBOLS[k]))
+        v = values[i]
+        what = "not finite" if not np.isfinite(v) else \
+            "not real" if v.imag != 0 else f"{v.real:.6g} <= 0"
+        raise ValueError(f"{argument}: must be positive for all t >= 0; {speed} is "
+                         f"{what} at {point or 'every point'}")
 
 
 def schemes() -> list[str]:
@@ -193,10 +237,11 @@ def custom_scheme(name: str, speed, radial=None) -> Scheme:
     if not isinstance(name, str) or not name:
         raise ValueError(f"name: expected a non-empty string, got {name!r}")
     s = parse(speed, "speed", SCHEME_SYMBOLS)
-    if s.is_zero or s.is_negative:
-        raise ValueError(f"speed: must be positive, got {s}")
     if radial is None:
-        return Scheme(name, s.subs(r, 1), sp.Integer(0), sp.oo)
+        s = s.subs(r, 1)
+    check_positive(s, "speed")
+    if radial is None:
+        return Scheme(name, s, sp.Integer(0), sp.oo)
     rho = parse(radial, "radial", SCHEME_SYMBOLS)
     return Scheme(name, s, rho, sp.Integer(0))
 

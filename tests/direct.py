@@ -29,7 +29,7 @@ def laws(scheme):
 
 
 def parts(scheme, theta, radius, time, beta_value, attention="softmax"):
-    """Attention A_k, speed s_k and radial rate of every token (DESIGN.md 1)."""
+    """Attention A_k, speed s_k and radial rate of every token (docs/model.md, section 1)."""
     speed, radial = laws(scheme)
     k = len(theta)
     scores = beta_value * theta @ theta.T

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import symdyn as sd
 from symdyn.symbols import beta, gamma, n, r, t
 
-# --- published formulas (DESIGN.md), as oracles ----------------------------
+# --- published formulas (docs/model.md, section 4), as oracles ----------------------------
 
 POST_LN_SOFTMAX = (2 * sp.exp(beta * gamma) * (1 - gamma) * (1 + (n - 1) * gamma)
                    / (sp.exp(beta) + (n - 1) * sp.exp(beta * gamma)))

@@ -31,7 +31,7 @@ def test_mix_ln_switches_from_post_to_pre():
 
 
 def test_ngpt_alpha_expression_and_function():
-    assert sd.scheme("ngpt", alpha="sqrt(t)").speed == A_norm / sp.sqrt(t)
+    assert sd.scheme("ngpt", alpha="sqrt(t + 1)").speed == A_norm / sp.sqrt(t + 1)
     s = sd.scheme("ngpt", alpha="alpha(t)")
     assert s.speed == A_norm / sp.Function("alpha")(t)
 
