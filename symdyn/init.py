@@ -8,13 +8,54 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import integer
+from .checks import finite_array, integer, memory
 
 
-def _check(n, d, batch):
+def number(value, name, low=None, high=None, *, low_open=False, high_open=False) -> float:
+    """``value`` as a float: one real, finite number in the interval, else a
+    ``ValueError`` naming ``name`` and the interval (numpy scalars pass)."""
+    try:
+        x = finite_array(value, name)
+    except ValueError:
+        x = None
+    ok = x is not None and x.ndim == 0
+    if ok and low is not None:
+        ok = x > low if low_open else x >= low
+    if ok and high is not None:
+        ok = x < high if high_open else x <= high
+    if not ok:
+        span = (f"{'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}, "
+                f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
+        raise ValueError(f"{name} must be a finite number in {span}, got {value!r}")
+    return float(x)
+
+
+def array(value, name) -> np.ndarray:
+    """``value`` as a finite float array (a finite float64 array is not copied);
+    complex, text, boolean or non-finite entries are a one-line ``ValueError``."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
+        return value
+    try:
+        return finite_array(value, name)
+    except ValueError:
+        raise ValueError(f"{name}: expected real, finite numbers (not complex, text, "
+                         f"booleans, nan or inf)") from None
+
+
+def rng(seed) -> np.random.Generator:
+    """``numpy.random.default_rng(seed)``; a seed it cannot use is a ValueError."""
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}") from None
+
+
+def _check(n, d, batch, what, per_token=1):
+    """The batch shape; refuses ``batch x n x d x per_token`` floats beyond memory."""
     integer(n, "n", 2)
     integer(d, "d", 1)
     batch = integer(batch, "batch", 1, optional=True)
+    memory(16 * (batch or 1) * n * d * per_token, f"sd.init.{what}: batch x n x d tokens")
     return () if batch is None else (batch,)
 
 
@@ -40,35 +81,29 @@ def equiangular(n: int, d: int, gamma0: float, r0: float = 1.0, batch=None,
     >>> bool(abs(X[0] @ X[1] - 0.25) < 1e-15)
     True
     """
-    shape = _check(n, d, batch)
-    if d < n:
+    if integer(d, "d", 1) < integer(n, "n", 2):
         raise ValueError(f"d must be >= n for an equiangular start, got d = {d}, n = {n}")
-    g = float(gamma0)
-    if not (np.isfinite(g) and -1 / (n - 1) <= g <= 1):
-        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1] = [{-1 / (n - 1):.6g}, 1], "
-                         f"got {gamma0!r}")
-    if not (np.isfinite(r0) and r0 > 0):
-        raise ValueError(f"r0 must be a finite number > 0, got {r0!r}")
+    shape = _check(n, d, batch, "equiangular", per_token=d / n)   # a rotation per member
+    g = number(gamma0, "gamma0", -1 / (n - 1), 1)
+    r0 = number(r0, "r0", 0, low_open=True)
     alpha = np.sqrt(1 - g)
     c = (np.sqrt(max(1 + (n - 1) * g, 0.0)) - alpha) / n
     base = np.zeros((n, d))
     base[:, :n] = alpha * np.eye(n) + c
-    rng = np.random.default_rng(seed)
-    X = base @ np.swapaxes(random_rotation(d, rng, shape), -1, -2)
+    X = base @ np.swapaxes(random_rotation(d, rng(seed), shape), -1, -2)
     return r0 * X
 
 
 def sphere(n: int, d: int, batch=None, seed=None) -> np.ndarray:
     """Independent uniform points on the unit sphere of ``R^d``."""
-    shape = _check(n, d, batch)
-    X = np.random.default_rng(seed).standard_normal(shape + (n, d))
+    shape = _check(n, d, batch, "sphere")
+    X = rng(seed).standard_normal(shape + (n, d))
     return X / np.linalg.norm(X, axis=-1, keepdims=True)
 
 
 def gaussian(n: int, d: int, scale: float = 1.0, batch=None, seed=None) -> np.ndarray:
     """Independent ``N(0, scale^2 I_d)`` tokens (``scale = 1``: Theorem 3.1's start;
     ``scale = 1/sqrt(d)``: norms near 1)."""
-    shape = _check(n, d, batch)
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
-    return scale * np.random.default_rng(seed).standard_normal(shape + (n, d))
+    shape = _check(n, d, batch, "gaussian")
+    scale = number(scale, "scale", 0, low_open=True)
+    return scale * rng(seed).standard_normal(shape + (n, d))

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import integer
+from .checks import integer, memory
+from .init import array, number, rng
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,18 @@ class Weights:
         return self.Q[k], self.K[k], self.V[k]
 
 
-def _check(d, heads, layers):
+def _check(d, heads, layers, matrices):
     integer(d, "d", 1)
     integer(heads, "heads", 1)
     layers = integer(layers, "layers", 1, optional=True, none_means=" (tied)")
-    return 1 if layers is None else layers
+    L = 1 if layers is None else layers
+    memory(8 * matrices * L * heads * d * d, f"weights: {matrices} x layers x heads x d x d")
+    return L
 
 
 def identity(d: int, heads: int = 1) -> Weights:
     """``Q = K = V = I_d`` (Theorem 3.1's setting)."""
-    L = _check(d, heads, None)
+    L = _check(d, heads, None, 2)     # np.eye(d) and its copies
     eye = np.broadcast_to(np.eye(d), (L, heads, d, d)).copy()
     return Weights(eye, eye, eye, identity=True)
 
@@ -64,12 +67,10 @@ def kaiming(d: int, heads: int = 1, layers=None, seed=None, std=None) -> Weights
 
     ``layers=None`` draws one set (tied); ``layers=L`` draws ``L`` (untied).
     """
-    L = _check(d, heads, layers)
-    std = 1 / np.sqrt(d) if std is None else float(std)
-    if not (np.isfinite(std) and std > 0):
-        raise ValueError(f"std must be a finite number > 0, got {std!r}")
-    rng = np.random.default_rng(seed)
-    Q, K, V = (std * rng.standard_normal((L, heads, d, d)) for _ in range(3))
+    L = _check(d, heads, layers, 4)   # Q, K, V and one draw in flight
+    std = 1 / np.sqrt(d) if std is None else number(std, "std", 0, low_open=True)
+    draw = rng(seed).standard_normal
+    Q, K, V = (std * draw((L, heads, d, d)) for _ in range(3))
     return Weights(Q, K, V)
 
 
@@ -78,7 +79,9 @@ def as_weights(weights, d: int) -> Weights:
     if weights is None:
         return identity(d)
     if isinstance(weights, Weights):
-        w = weights
+        w = Weights(*(array(M, f"weights: {name}") for name, M in
+                      (("Q", weights.Q), ("K", weights.K), ("V", weights.V))),
+                    identity=weights.identity)
     else:
         try:
             Q, K, V = weights
@@ -86,7 +89,7 @@ def as_weights(weights, d: int) -> Weights:
             raise ValueError("weights: expected None, (Q, K, V) or sd.weights.Weights") from None
         mats = []
         for name, M in (("Q", Q), ("K", K), ("V", V)):
-            M = np.asarray(M, dtype=float)
+            M = array(M, f"weights: {name}")
             if M.ndim == 2:
                 M = M[None]
             if M.ndim != 3 or M.shape[-1] != M.shape[-2]:
@@ -98,7 +101,4 @@ def as_weights(weights, d: int) -> Weights:
         w = Weights(*mats)
     if w.d != d:
         raise ValueError(f"weights: matrices are {w.d} x {w.d} but X0 has d = {d}")
-    for name, M in (("Q", w.Q), ("K", w.K), ("V", w.V)):
-        if not np.all(np.isfinite(M)):
-            raise ValueError(f"weights: {name} has non-finite entries")
     return w

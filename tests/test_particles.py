@@ -218,6 +218,8 @@ def test_identity_weights_in_span_coordinates(scheme, step):
     (dict(weights=(np.eye(3), np.eye(3), np.eye(3))), "weights"),
     (dict(weights=(np.eye(2), np.eye(2), np.ones((2, 3)))), "weights"),
     (dict(weights=(np.eye(2), np.eye(2), np.full((2, 2), np.inf))), "weights"),
+    (dict(weights=(np.eye(2), np.eye(2), np.eye(2) + 0j)), "weights: V"),
+    (dict(weights=sd.weights.Weights(*(np.eye(2)[None, None] + 0j,) * 3)), "weights: Q"),
     (dict(attention="linear"), "attention"),
     (dict(t=[1.0, 0.5]), "t"),
     (dict(scheme="layernorm"), "scheme"),
@@ -237,6 +239,21 @@ def test_bad_input(kwargs, culprit):
     (lambda: sd.init.gaussian(3, 3, scale=0.0), "scale"),
     (lambda: sd.weights.kaiming(3, heads=0), "heads"),
     (lambda: sd.weights.kaiming(3, layers=0), "layers"),
+    (lambda: sd.init.sphere(4, 3, seed="a"), "seed"),
+    (lambda: sd.init.gaussian(4, 3, seed=1.5), "seed"),
+    (lambda: sd.init.equiangular(4, 4, 0.0, seed="a"), "seed"),
+    (lambda: sd.weights.kaiming(3, seed="a"), "seed"),
+    (lambda: sd.init.equiangular(4, 4, "a"), "gamma0"),
+    (lambda: sd.init.equiangular(4, 4, 0.1j), "gamma0"),
+    (lambda: sd.init.equiangular(4, 4, 0.0, r0="a"), "r0"),
+    (lambda: sd.init.gaussian(4, 3, scale=1j), "scale"),
+    (lambda: sd.weights.kaiming(3, std="a"), "std"),
+    # sizes are estimated before allocation (a MemoryError, or worse, before)
+    (lambda: sd.init.sphere(10**6, 10**6), "GiB"),
+    (lambda: sd.init.gaussian(10**5, 10**5, batch=100), "GiB"),
+    (lambda: sd.init.equiangular(4, 10**6, 0.0), "GiB"),
+    (lambda: sd.weights.kaiming(10**6), "GiB"),
+    (lambda: sd.weights.identity(10**6), "GiB"),
 ])
 def test_generator_bad_input(call, culprit):
     with pytest.raises(ValueError, match=culprit):
