@@ -33,14 +33,16 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 from scipy.sparse.csgraph import connected_components
+from sympy.core.function import AppliedUndef
 
 from .attention import attention as _attention
 from .attention import of_weights
-from .checks import finite_array, output_times
+from .checks import finite_array, memory, output_times
+from .init import array, number
 from .integrate import integrate
 from .schemes import Scheme
 from .schemes import scheme as get_scheme
-from .symbols import a, r, t
+from .symbols import SCHEME_SYMBOLS, a, r, t
 from .weights import as_weights, identity
 
 #: The baseline without normalization (attention on the raw tokens).
@@ -108,6 +110,7 @@ class _Field:
                               else np.zeros(len(starts), dtype=int))
         self.raw = s.layer == "none"
         self._buffers = {}
+        self.fault = None       # why the last refused evaluation had no field
 
     def _workspace(self, m, n, d):
         key = (m, n, d)
@@ -126,7 +129,9 @@ class _Field:
 
         ``draw`` picks the weights (default: the draw of the phase). The
         returned direction field lives in a reused buffer: valid until the
-        next call.
+        next call. Tokens whose speed is not finite and > 0, or whose ``r``
+        is not > 0, get a NaN field (a step through them is rejected), and
+        ``fault`` says why.
         """
         m, n, d = theta.shape
         # The field of unit directions, read at theta/|theta|: between projections
@@ -147,11 +152,27 @@ class _Field:
         np.multiply(theta, a_k[..., None], out=tmp)
         A -= tmp
         A *= (1.0 / s)[..., None]
+        bad = ~(np.isfinite(s) & (s > 0) & (rad > 0))
+        if bad.any():
+            self._note(bad, tm, s, rad, theta)
+            A[bad] = np.nan
+            rho = np.where(bad, np.nan, rho)
         return A, rho
 
-    def grouped(self, tm, theta, rad, beta, phase):
+    def _note(self, bad, tm, s, rad, theta):
+        """Set ``fault`` from the first refused token whose state is finite (a
+        non-finite state is the integrator's trial, not the law's fault)."""
+        finite = np.isfinite(theta).all(axis=(1, 2)) & np.isfinite(rad).all(axis=1)
+        rows = np.flatnonzero(bad.any(axis=1) & finite)
+        if rows.size:
+            m = rows[0]
+            k = np.flatnonzero(bad[m])[0]
+            self.fault = (_radial_fault(self.s, rad[m, k], tm[m]) if not rad[m, k] > 0
+                          else _speed_fault(self.s, s[m, k], tm[m]))
+
+    def grouped(self, tm, theta, rad, beta, phase, draw=None):
         if np.all(phase == phase[0]):
-            return self(tm, theta, rad, beta, int(phase[0]))
+            return self(tm, theta, rad, beta, int(phase[0]), draw)
         dtheta, drho = np.empty_like(theta), np.empty_like(rad)
         for p in np.unique(phase):
             sel = phase == p
@@ -164,16 +185,29 @@ class _Field:
 # --------------------------------------------------------------------------
 
 class _Recorder:
+    """Observables at the output times; NaN (clusters: -1) until recorded."""
+
     def __init__(self, M, n, d, K, threshold, save_x):
-        self.gamma = np.empty((M, K))
-        self.epsilon = np.empty((M, K))
-        self.min_cos = np.empty((M, K))
-        self.clusters = np.empty((M, K), dtype=int)
-        self.linked = np.empty((M, K))
-        self.r = np.empty((M, n, K))
-        self.speed = np.empty((M, n, K))
-        self.X = np.empty((M, K, n, d)) if save_x else None
+        self.gamma, self.epsilon, self.min_cos, self.linked = np.full((4, M, K), np.nan)
+        self.clusters = np.full((M, K), -1)
+        self.r, self.speed = np.full((2, M, n, K), np.nan)
+        self.X = np.full((M, K, n, d), np.nan) if save_x else None
         self.threshold = threshold
+
+    def observe(self, field, k, members, tk, theta, rad, beta, draw, where):
+        """Record output ``k`` at time ``tk``: the speeds are the field's there.
+
+        A non-finite token or speed, or a law the field refused, is an
+        ``ArithmeticError`` (``where`` tells the reader what to change).
+        """
+        tm = np.full(len(members), tk)
+        field.fault = None
+        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw)
+        speed = np.linalg.norm(dth, axis=-1)
+        if not (np.isfinite(theta).all() and np.isfinite(speed).all()):
+            raise ArithmeticError("simulate: " + (field.fault or f"non-finite tokens or "
+                                                               f"velocities at {where}"))
+        self(k, members, theta, rad, speed)
 
     def __call__(self, k, members, theta, rad, speed):
         n = theta.shape[1]
@@ -202,37 +236,93 @@ class _Recorder:
 
 def resolve(scheme) -> Scheme:
     """A built-in name, ``"none"`` (no normalization) or a Scheme."""
-    if isinstance(scheme, str) and scheme == "none":
+    if not isinstance(scheme, (str, Scheme)):
+        raise ValueError(f"scheme: expected a name or a Scheme, got {scheme!r}")
+    if scheme == "none":
         return NONE
     return get_scheme(scheme)
 
 
-def _tokens(X0):
+def _concrete(s):
+    """Refuse laws numpy cannot evaluate: undefined functions (``alpha(t)``) or
+    symbols other than t, r, a, A_norm, n, beta."""
+    for name, law in (("speed", s.speed), ("radial", s.radial)):
+        loose = law.atoms(AppliedUndef) | (law.free_symbols - set(SCHEME_SYMBOLS.values()))
+        if loose:
+            arg = next((k for k, v in s.params if sp.sympify(v).has(*loose)), name)
+            raise ValueError(f"{arg}: the {name} law {law} of {s.name} has "
+                             f"{', '.join(sorted(map(str, loose)))}; a law must be "
+                             f"concrete to simulate (a formula in "
+                             f"{', '.join(SCHEME_SYMBOLS)})")
+
+
+def _speed_fault(s, value, time, what="s"):
+    return (f"the speed law s = {s.speed} of {s.name} fails at t = {time:.6g} "
+            f"({what} = {value:.6g}; it must be finite and > 0 at every simulated time)")
+
+
+def _radial_fault(s, value, time):
+    return (f"the radial law dr/dt = {s.radial} of {s.name} drives r through zero "
+            f"(r = {value:.3g} at t = {time:.6g})")
+
+
+def _shape(X0):
+    """``X0`` as an array (not yet copied) and its shape ``(batch, n, d)``."""
     try:
-        X = np.array(X0, dtype=float)
+        X = np.asarray(X0)
     except (TypeError, ValueError):
         raise ValueError("X0: expected a numeric array (n, d) or (batch, n, d)") from None
     if X.ndim not in (2, 3):
         raise ValueError(f"X0 must have shape (n, d) or (batch, n, d), got {X.shape}")
-    single = X.ndim == 2
-    X = X[None] if single else X
-    if X.shape[1] < 2 or X.shape[2] < 1 or X.shape[0] < 1:
+    shape = X.shape if X.ndim == 3 else (1,) + X.shape
+    if shape[1] < 2 or shape[2] < 1 or shape[0] < 1:
         raise ValueError(f"X0 needs n >= 2 tokens in d >= 1 dimensions, got {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X0 has non-finite entries")
+    return X, shape
+
+
+def _tokens(X, shape):
+    X = array(X, "X0").reshape(shape)
     norms = np.linalg.norm(X, axis=-1)
     if np.any(norms == 0):
         b, k = np.argwhere(norms == 0)[0]
         raise ValueError(f"X0: token {k} (batch {b}) is zero; N(x) = x/|x| needs x != 0")
-    return X, single, norms
+    return X, norms
 
 
-def _times(t, step):
+def _workspace(M, n, d, K, span, step, save_x):
+    """Refuse (checks.memory) what simulate would hold at once, in floats."""
+    dd = min(n, d) if span else d           # identity weights: span coordinates
+    parts = {
+        "the tokens and their integration stages (batch x n x d)":
+            (30 if step is None else 10) * M * n * (dd + 1) + (M * d * n if span else 0),
+        "the attention scores (batch x n x n)": 3 * M * n * n,
+        "the observables (batch x n x times)": M * K * (2 * n + 4),
+        "save_x (batch x times x n x d)": 2 * M * K * n * d if save_x else 0,
+    }
+    memory(8 * sum(parts.values()), f"simulate: mostly {max(parts, key=parts.get)}")
+
+
+#: A layer loop estimated (from below) to take longer than this is refused.
+MAX_DAYS = 1
+
+
+def _times(t, step, flops=0.0):
+    """Output times; with ``step``, multiples of it on distinct layers, and a
+    layer count that can run (from below: 10 us a layer plus ``flops`` a layer
+    at 1e12 flop/s)."""
     times = output_times(t)
-    if step is not None:
-        layers = times / step
-        if np.any(np.abs(layers - np.round(layers)) > 1e-9 * np.maximum(1, layers)):
-            raise ValueError(f"t: output times must be multiples of step = {step}")
+    if step is None:
+        return times
+    layers = times / step
+    days = layers[-1] * (1e-5 + flops / 1e12) / 86400
+    if days > MAX_DAYS:
+        raise ValueError(f"step: {step:g} needs {layers[-1]:.3g} layers to reach "
+                         f"t = {times[-1]:g}, at least {days:.3g} days of computing "
+                         f"(at most {MAX_DAYS}); use a larger step or step=None")
+    if np.any(np.abs(layers - np.round(layers)) > 1e-9 * np.maximum(1, layers)):
+        raise ValueError(f"t: output times must be multiples of step = {step}")
+    if np.any(np.diff(np.round(layers)) == 0):
+        raise ValueError(f"t: two output times fall on the same layer of step = {step}")
     return times
 
 
@@ -257,10 +347,23 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
     step : float, optional
         ``None``: the continuous dynamics with error control (``rtol``,
         ``atol``); ``h > 0``: the layer rules with residual step ``h``.
+    rtol, atol : float
+        Relative and absolute tolerances per step, in ``(0, 1)``.
     save_x : bool
         Also return the tokens at the output times.
     cluster_threshold : float
-        Cosine at or above which two tokens are linked in ``clusters``.
+        Cosine in ``[0, 1]`` at or above which two tokens are linked in ``clusters``.
+
+    Raises
+    ------
+    ValueError
+        An argument out of its range, a law that is not concrete (``alpha(t)``),
+        or a run too large for this machine's memory or too many layers
+        (estimated before anything is allocated).
+    ArithmeticError
+        The speed law is not finite and > 0, a radial law drives ``r`` through
+        zero, or the tokens go non-finite (a step too large): the message names
+        the law or the step and the time.
 
     Examples
     --------
@@ -272,45 +375,52 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
     True
     """
     s = resolve(scheme)
-    if attention not in KINDS:
+    _concrete(s)
+    if not isinstance(attention, str) or attention not in KINDS:
         raise ValueError(f"attention: must be one of {KINDS}, got {attention!r}")
-    if step is not None:
-        try:
-            step = float(step)
-        except (TypeError, ValueError):
-            raise ValueError(f"step must be None or a number > 0, got {step!r}") from None
-        if not (np.isfinite(step) and step > 0):
-            raise ValueError(f"step must be None or a finite number > 0, got {step!r}")
-    if not (0 <= cluster_threshold <= 1):
-        raise ValueError(f"cluster_threshold must lie in [0, 1], got {cluster_threshold!r}")
-    X, single, norms = _tokens(X0)
-    M, n, d = X.shape
+    step = None if step is None else number(step, "step", 0, low_open=True)
+    rtol, atol = (number(v, k, 0, 1, low_open=True, high_open=True)
+                  for k, v in (("rtol", rtol), ("atol", atol)))
+    threshold = number(cluster_threshold, "cluster_threshold", 0, 1)
+    if not isinstance(save_x, (bool, np.bool_)):
+        raise ValueError(f"save_x must be True or False, got {save_x!r}")
+    X, (M, n, d) = _shape(X0)
+    single = X.ndim == 2
     b = finite_array(beta, "beta", 0.0)
     try:
         b = np.broadcast_to(b, (M,)).copy()
     except ValueError:
         raise ValueError(f"beta must be a number or an array of shape ({M},), "
                          f"got {beta!r}") from None
-    times = _times(t, step)
-    w = as_weights(weights, d)
+    w = None if weights is None else as_weights(weights, d)
+    # Q = K = V = I: every velocity lies in span(x_1..x_n), so the flow is the
+    # same in orthonormal coordinates of that span (R^n): exact, and d/n times
+    # cheaper. Observables are rotation invariant.
+    span = (w is None or w.identity) and d > n
+    heads = 1 if w is None else w.Q.shape[1]
+    full = 0 if w is None or w.identity else 1.5 * d        # projections Q, K, V
+    times = _times(t, step, flops=4 * M * heads * n * d * (n + full))
+    _workspace(M, n, d, len(times), span, step, save_x)
+    X, norms = _tokens(X, (M, n, d))
 
     theta = X / norms[..., None]
     rad = np.ones((M, n)) if s.sphere_until > 0 else norms
     basis = None
-    if w.identity and d > n:
-        # Q = K = V = I: every velocity lies in span(x_1..x_n), so the flow
-        # is the same in orthonormal coordinates of that span (R^n): exact,
-        # and d/n times cheaper. Observables are rotation invariant.
+    if span:
         basis, _ = np.linalg.qr(np.swapaxes(theta, -1, -2))      # (M, d, n)
         theta = theta @ basis
-        w = identity(n, w.Q.shape[1])
-    rec = _Recorder(M, n, theta.shape[-1], len(times), float(cluster_threshold), save_x)
+        w = identity(n, heads)
+    elif w is None:
+        w = identity(d)
+    rec = _Recorder(M, n, theta.shape[-1], len(times), threshold, save_x)
     if step is None:
         steps, nfev, msg = _continuous(s, w, attention, theta, rad, b, times, rtol, atol,
                                        rec)
     else:
         steps, nfev, msg = _layers(s, w, attention, theta, rad, b, times, step, rec)
 
+    if np.isnan(rec.gamma).any():      # never return a time that was not computed
+        raise ArithmeticError(f"simulate: no result at t = {times[np.isnan(rec.gamma).any(0)]}")
     if basis is not None and save_x:
         rec.X = rec.X @ np.swapaxes(basis, -1, -2)[:, None]
     def out(x):
@@ -318,7 +428,7 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
     return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
                       out(rec.clusters), out(rec.linked),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
-                      float(cluster_threshold), steps, nfev, msg)
+                      threshold, steps, nfev, msg)
 
 
 # --------------------------------------------------------------------------
@@ -331,11 +441,11 @@ def _continuous(s, w, kind, theta, rad, beta, times, rtol, atol, rec):
     period = None
     unit_bps = []
     if not w.tied:
-        period = 1.0
-        unit_bps = list(np.arange(1.0, np.ceil(T)))
         if w.draws < np.ceil(T):
             raise ValueError(f"weights: untied weights hold {w.draws} draws but t "
                              f"reaches {T:g} (one draw per unit of time)")
+        period = 1.0
+        unit_bps = list(np.arange(1.0, np.ceil(T)))
     bps = sorted(set(s.breakpoints) | set(unit_bps))
     field = _Field(s, w, kind, bps, period)
     on_sphere = s.on_sphere
@@ -361,16 +471,15 @@ def _continuous(s, w, kind, theta, rad, beta, times, rtol, atol, rec):
 
     def record(k, members, y):
         th, rr = unpack(y)
-        ph = field.phase_at(np.full(len(members), times[k]))
-        dth, _ = field.grouped(np.full(len(members), times[k]), th, rr, beta[members], ph)
-        rec(k, members, th, rr, np.linalg.norm(dth, axis=-1))
+        rec.observe(field, k, members, times[k], th, rr, beta[members], None,
+                    f"t = {times[k]:g}")
 
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
     with np.errstate(all="ignore"):
         sol = integrate(rhs, times, y0, (beta,), rtol=rtol, atol=atol, breakpoints=bps,
                         project=project, record=record)
-    if not sol.success:
-        raise ArithmeticError(f"simulate: {sol.message}")
+    if not sol.success:     # a law the field refused is the likely cause
+        raise ArithmeticError(f"simulate: {field.fault or sol.message}")
     return int(sol.nsteps.sum()), sol.nfev, sol.message
 
 
@@ -396,17 +505,15 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
     speed_law = s.numeric()[0][0]
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
+    members = np.arange(M)
 
-    def observe(k, x):
-        if not np.all(np.isfinite(x)):
-            raise ArithmeticError(f"simulate: non-finite tokens by layer {k} "
-                                  f"(t = {k * h:g})")
-        th = _unit(x)
-        rr = np.linalg.norm(x, axis=-1)
-        tk = k * h
-        ph = field.phase_at(np.array([tk]))[0]
-        dth, _ = field(np.full(M, tk), th, rr, beta, int(ph), draw=min(k, w.draws - 1))
-        rec(out[k], np.arange(M), th, rr, np.linalg.norm(dth, axis=-1))
+    def where(k):
+        return f"layer {k} (t = {k * h:g}) with step = {h:g}; use a smaller step"
+
+    def positive(value, tk, what):
+        if not (np.isfinite(value) and value > 0):
+            raise ArithmeticError(f"simulate: {_speed_fault(s, value, tk, what)}")
+        return value
 
     def A(y, k):
         qkv, ident = of_weights(w, k)
@@ -414,11 +521,15 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
 
     with np.errstate(all="ignore"):
         for k in range(total + 1):
+            if not np.all(np.isfinite(x)):
+                raise ArithmeticError("simulate: " + (field.fault or
+                                                      f"non-finite tokens at {where(k)}"))
             if k in out:
-                observe(k, x)
+                rec.observe(field, out[k], members, k * h, _unit(x),
+                            np.linalg.norm(x, axis=-1), beta, min(k, w.draws - 1), where(k))
             if k == total:
                 break
-            tk = k * h
+            tk = np.float64(k * h)          # laws divide as numpy does: 1/0 = inf
             if rule == "post-ln" or (rule == "mix-ln" and tk < ts):
                 x = _unit(x + h * A(x, k))
             elif rule in ("pre-ln", "mix-ln"):
@@ -426,14 +537,20 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
             elif rule == "peri-ln":
                 x = x + h * _unit(A(_unit(x), k))
             elif rule == "ngpt":
-                x = _unit(x + h * float(alpha(tk)) * (_unit(A(x, k)) - x))
+                a_t = positive(float(alpha(tk)), tk, "alpha")
+                x = _unit(x + h * a_t * (_unit(A(x, k)) - x))
             elif rule == "sqrt-scaling":
-                x = _unit(x + h * A(x, k) / float(speed_law(tk, 1, 0, 0, n, 0)))
+                x = _unit(x + h * A(x, k) / positive(float(speed_law(tk, 1, 0, 0, n, 0)),
+                                                     tk, "s"))
             elif rule == "none":
                 x = x + h * A(x, k)
             else:                                   # custom: generic rule
                 th, rr = _unit(x), np.linalg.norm(x, axis=-1)
                 ph = int(field.phase_at(np.array([tk]), side="right")[0])
+                field.fault = None
                 dth, drho = field(np.full(M, tk), th, rr, beta, ph, draw=k)
-                x = (rr + h * drho)[..., None] * _unit(th + h * dth)
+                r_next = rr + h * drho
+                if np.any(r_next <= 0):
+                    raise ArithmeticError(f"simulate: {_radial_fault(s, r_next.min(), tk + h)}")
+                x = r_next[..., None] * _unit(th + h * dth)
     return total, total, f"{total} layers of step {h:g}"
