@@ -23,11 +23,13 @@ Terminal velocity, near the cluster :math:`\\gamma = 1`, with
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
 import sympy as sp
 
+from .budget import time_limit
 from .equiangular import check_attention, reduce
 from .expressions import value
 from .schemes import branch_at
@@ -92,7 +94,8 @@ def initial_velocity(scheme, gamma0=0, r0=1, attention="softmax", *,
     """
     s = get_scheme(scheme)
     values = _start_values(s, gamma0, r0, n)
-    return _simplify(reduce(s, attention, beta).gamma_dot.subs(values))
+    with time_limit(f"initial_velocity of {s.name}"):
+        return _simplify(reduce(s, attention, beta).gamma_dot.subs(values))
 
 
 def initial_token_speed(scheme, gamma0=0, r0=1, attention="softmax", *,
@@ -107,7 +110,8 @@ def initial_token_speed(scheme, gamma0=0, r0=1, attention="softmax", *,
     """
     s = get_scheme(scheme)
     values = _start_values(s, gamma0, r0, n)
-    return _simplify(reduce(s, attention, beta).token_speed.subs(values))
+    with time_limit(f"initial_token_speed of {s.name}"):
+        return _simplify(reduce(s, attention, beta).token_speed.subs(values))
 
 
 def _simplify(expr):
@@ -142,6 +146,15 @@ def leading_order(expr, var=n) -> LeadingOrder:
     'Theta(1/sqrt(n))'
     """
     expr = value(expr, "expr", ALL_SYMBOLS)
+    var = ALL_SYMBOLS.get(var, var) if isinstance(var, str) else var
+    if not isinstance(var, sp.Symbol):
+        raise ValueError(f"var: expected a symbol such as n, got {var!r}")
+    with time_limit("leading_order"), _sympy_failures(f"expr: no leading order of {expr} "
+                                                      f"in {var} could be found"):
+        return _leading_order(expr, var)
+
+
+def _leading_order(expr, var):
     p = sp.limit(sp.log(sp.Abs(expr)) / sp.log(var), var, sp.oo)
     if not (p.is_real and p.is_finite):
         raise ValueError(f"expr: no power-law leading order in {var} ({p})")
@@ -177,14 +190,17 @@ class Terminal:
     exponent : sympy.Expr or None
         ``p`` for ``C t**-p``, ``c`` for ``C exp(-c t)``, ``(c, p)`` for
         ``C exp(-c t**p)``; None otherwise.
+    reason : str
+        Why the law is ``"undecided"`` (then the formulas are None); else "".
     """
 
     law: str
-    epsilon: sp.Expr
-    gamma_dot: sp.Expr
-    rate: sp.Expr
-    radius: sp.Expr
+    epsilon: sp.Expr | None
+    gamma_dot: sp.Expr | None
+    rate: sp.Expr | None
+    radius: sp.Expr | None
     exponent: object
+    reason: str = ""
 
 
 def _radius(rho, r_start):
@@ -252,7 +268,21 @@ def terminal(scheme, attention: str = "softmax") -> Terminal:
     >>> sd.terminal("sqrt-scaling").law
     'stretched-exponential'
     """
-    return _terminal(get_scheme(scheme), check_attention(attention))
+    s = get_scheme(scheme)
+    with time_limit(f"terminal law of {s.name}"), \
+            _sympy_failures(f"scheme: cannot derive the terminal law of {s}"):
+        return _terminal(s, check_attention(attention))
+
+
+@contextmanager
+def _sympy_failures(message):
+    """sympy's "no method for this" (NotImplementedError, and TypeError or
+    AttributeError from comparisons it cannot decide) as a ValueError."""
+    try:
+        yield
+    except (NotImplementedError, TypeError, AttributeError, RecursionError) as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{message} (sympy: {detail[:200]})") from None
 
 
 @lru_cache(maxsize=128)

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from .budget import time_limit
 from .expressions import value
 from .schemes import Scheme
 from .schemes import scheme as get_scheme
@@ -150,7 +151,9 @@ def reduce(scheme, attention: str = "softmax", beta=BETA) -> Reduction:
     """
     s = get_scheme(scheme)
     check_attention(attention)
-    return _reduce(s, attention, value(beta, "beta", ALL_SYMBOLS))
+    beta = value(beta, "beta", ALL_SYMBOLS)
+    with time_limit(f"reduce {s.name}"):
+        return _reduce(s, attention, beta)
 
 
 @lru_cache(maxsize=256)

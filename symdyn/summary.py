@@ -43,7 +43,10 @@ class Derivation:
         """(label, formula) pairs rendered as plain text or LaTeX."""
         if fmt not in FORMATS:
             raise ValueError(f"format: must be one of {FORMATS}, got {fmt!r}")
-        show = sp.latex if fmt == "latex" else sp.sstr
+        def show(expr):
+            if expr is None or isinstance(expr, str):
+                return "undecided"
+            return sp.latex(expr) if fmt == "latex" else sp.sstr(expr)
 
         def order(o):
             if o is None:
@@ -62,7 +65,7 @@ class Derivation:
             ("  order as n -> oo", order(self.initial_velocity_order)),
             ("|d theta/dt| at t = 0 (gamma0 = 0)", show(self.initial_token_speed)),
             ("  order as n -> oo", order(self.initial_token_speed_order)),
-            ("terminal law", term.law),
+            ("terminal law", term.law + (f" ({term.reason})" if term.reason else "")),
             ("1 - gamma ~", show(term.epsilon)),
             ("d gamma/dt ~", show(term.gamma_dot)),
         ]
@@ -85,6 +88,8 @@ def _order(expr):
     """Leading order in n, or None when there is no power law (ValueError) or
     sympy's limit cannot decide (NotImplementedError); the CLI and report then
     print "not a power of n"."""
+    if isinstance(expr, str):       # the velocity itself was not derived
+        return None
     try:
         return leading_order(expr)
     except (ValueError, NotImplementedError):
@@ -106,7 +111,21 @@ def derive(scheme, attention: str = "softmax") -> Derivation:
 
 @lru_cache(maxsize=128)
 def _derive(s: Scheme, attention: str) -> Derivation:
-    v0 = initial_velocity(s, attention=attention)
-    w0 = initial_token_speed(s, attention=attention)
-    return Derivation(s, reduce(s, attention), v0, _order(v0), w0, _order(w0),
-                      terminal(s, attention))
+    # The reduction is the one result everything else needs; a later step
+    # that sympy cannot finish (ValueError, incl. the time budget) is
+    # recorded as undecided instead of discarding what was derived.
+    red = reduce(s, attention)
+    v0, w0 = (_attempt(f, s, attention=attention)
+              for f in (initial_velocity, initial_token_speed))
+    term = _attempt(terminal, s, attention)
+    if isinstance(term, str):
+        term = Terminal("undecided", None, None, None, None, None, reason=term)
+    return Derivation(s, red, v0, _order(v0), w0, _order(w0), term)
+
+
+def _attempt(f, *args, **kwargs):
+    """``f(...)``, or the reason it failed (a string)."""
+    try:
+        return f(*args, **kwargs)
+    except ValueError as exc:
+        return str(exc)
