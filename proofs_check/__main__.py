@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from symdyn.checks import writable_path
+
 from . import CHECKS, run, table
 
 
@@ -19,6 +21,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write every result as JSON")
     args = parser.parse_args(argv)
     try:
+        if args.json:
+            writable_path(args.json, "--json")
         results = run(quick=args.quick, only=args.only,
                       progress=lambda m: print(m, file=sys.stderr, flush=True))
     except ValueError as exc:

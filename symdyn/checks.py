@@ -6,6 +6,7 @@ Bad input raises ``ValueError`` naming the argument and the allowed range.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -103,8 +104,13 @@ def writable_path(path, name, *, folder=False):
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"{name}: cannot create {str(target)!r} ({exc.strerror})") from None
-    if not target.is_dir() or not os.access(target, os.W_OK | os.X_OK):
-        raise ValueError(f"{name}: {str(target)!r} is not writable")
-    if not folder and p.exists() and not os.access(p, os.W_OK):
-        raise ValueError(f"{name}: {str(p)!r} is not writable")
+    try:  # a real probe: permission bits say nothing for root or read-only mounts
+        with tempfile.TemporaryFile(dir=target):
+            pass
+        if not folder and p.exists():
+            with open(p, "ab"):
+                pass
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot write to {str(p if p.exists() else target)!r} "
+                         f"({exc.strerror})") from None
     return p

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+import warnings
 from pathlib import Path
 
 import mpmath
 import numpy as np
 
+from .checks import finite_array, writable_path
 from .equiangular import ATTENTIONS
 from .schemes import custom_scheme, scheme, schemes
 from .solve import solve
@@ -122,14 +126,15 @@ def _derive(args) -> str:
 
 
 _COLUMNS = ("t", "gamma", "epsilon", "log_epsilon", "gamma_dot", "r")
+_MAX_POINTS = 10**6     # rows of text a solve prints
 
 
 def _solve(args) -> str:
-    if not (args.t_max > 0):
-        raise ValueError(f"t_max must be > 0, got {args.t_max}")
-    if args.points < 2:
-        raise ValueError(f"points must be >= 2, got {args.points}")
-    times = np.linspace(0.0, args.t_max, args.points)
+    t_max = float(finite_array(args.t_max, "--t-max", 0.0, low_open=True))
+    if not 2 <= args.points <= _MAX_POINTS:
+        raise ValueError(f"--points must be an integer in [2, {_MAX_POINTS}], "
+                         f"got {args.points}")
+    times = np.linspace(0.0, t_max, args.points)
     tr = solve(_scheme_from(args), n=args.n, beta=args.beta, gamma0=args.gamma0,
                r0=args.r0, t=times, attention=args.attention, dps=args.dps)
     digits = args.dps or 17
@@ -167,68 +172,117 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def main(argv=None) -> int:
-    """Entry point of ``symdyn``; returns the exit status."""
-    try:
-        args = _build_parser().parse_args(argv)
-        if args.command == "schemes":
-            print("\n".join(schemes()))
-        elif args.command == "derive":
-            print(_derive(args))
-        elif args.command == "solve":
-            print(_solve(args))
-        elif args.command == "verify":
-            import proofs_check.__main__ as pc
+_ADDRESS = re.compile(r"^([a-z]+://)?[^\s:/]+:\d{1,5}$")
 
-            argv = (["--quick"] if args.quick else []) + \
-                (["--only", *args.only] if args.only else []) + \
-                (["--json", args.json] if args.json else [])
-            return pc.main(argv)
-        elif args.command == "figures":
+
+def _outputs(args) -> None:
+    """Check every output path before any work starts."""
+    for option, folder in (("out", True), ("cache", True), ("json", False)):
+        path = getattr(args, option, None)
+        if path is not None:
+            writable_path(path, f"--{option}", folder=folder)
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None and not _ADDRESS.match(scheduler):
+        raise ValueError(f"--scheduler: expected a Dask scheduler address such as "
+                         f"tcp://host:8786, got {scheduler!r}")
+
+
+def main(argv=None) -> int:
+    """Entry point of ``symdyn``; returns the exit status.
+
+    0: done; 1: a claim FAILed (``verify``) or an internal error; 2: bad
+    input; 130: interrupted. Every error is one line on stderr
+    (``SYMDYN_TRACEBACK=1`` shows the traceback of an internal error).
+    """
+    try:
+        return _main(argv)
+    except (ValueError, ArithmeticError, _UsageError) as exc:
+        print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:
+        print(f"symdyn: interrupted{': ' + _one_line(exc) if str(exc) else ''}",
+              file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("symdyn: error: out of memory; make the problem smaller", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: one line, the traceback on request
+        if os.environ.get("SYMDYN_TRACEBACK"):
+            raise
+        print(f"symdyn: internal error ({type(exc).__name__}): {_one_line(exc)}; "
+              f"set SYMDYN_TRACEBACK=1 to see the traceback", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split())
+
+
+def _main(argv) -> int:
+    with warnings.catch_warnings():
+        # numpy's RuntimeWarnings on values we then refuse are noise here.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        args = _build_parser().parse_args(argv)
+        _outputs(args)
+        return _run(args)
+
+
+def _run(args) -> int:
+    if args.command == "schemes":
+        print("\n".join(schemes()))
+    elif args.command == "derive":
+        print(_derive(args))
+    elif args.command == "solve":
+        print(_solve(args))
+    elif args.command == "verify":
+        import proofs_check.__main__ as pc
+
+        argv = (["--quick"] if args.quick else []) + \
+            (["--only", *args.only] if args.only else []) + \
+            (["--json", args.json] if args.json else [])
+        return pc.main(argv)
+    elif args.command == "figures":
+        from .figures import write_figures
+
+        result = write_figures(args.out, quick=args.quick, progress=_progress)
+        for paths in result["files"].values():
+            print("\n".join(str(p) for p in paths))
+    elif args.command == "phase-diagram":
+        print(_phase_diagram(args))
+    elif args.command == "report":
+        from .report import figure_section, write_report
+
+        progress = _progress
+        sections = []
+        if not args.no_figures:
             from .figures import write_figures
 
-            result = write_figures(args.out, quick=args.quick, progress=_progress)
-            for paths in result["files"].values():
-                print("\n".join(str(p) for p in paths))
-        elif args.command == "phase-diagram":
-            print(_phase_diagram(args))
-        elif args.command == "report":
-            from .report import figure_section, write_report
+            result = write_figures(Path(args.out) / "figures", quick=args.quick,
+                                   progress=progress)
+            sections.append(("Figures", figure_section(result, "figures")))
+        if not args.no_phase_diagram:
+            from .phase_diagram import write_phase_diagrams
+            from .report import phase_section
+            from .schemes import schemes as all_schemes
 
-            progress = _progress
-            sections = []
-            if not args.no_figures:
-                from .figures import write_figures
+            size = dict(d=(8, 128), seeds=4, beta=np.linspace(0, 9, 5), points=41) \
+                if args.quick else {}
+            progress("phase diagrams (sweep of every scheme)")
+            dg, files = write_phase_diagrams(
+                Path(args.out) / "phase_diagram", schemes=all_schemes(),
+                scheduler=args.scheduler, progress=True, **size)
+            files = {k: v for k, v in files.items() if k != "table"}
+            sections.append(("Clustering phase diagram",
+                             phase_section(dg, files, "phase_diagram")))
+        if not args.no_verify:
+            import proofs_check
 
-                result = write_figures(Path(args.out) / "figures", quick=args.quick,
-                                       progress=progress)
-                sections.append(("Figures", figure_section(result, "figures")))
-            if not args.no_phase_diagram:
-                from .phase_diagram import write_phase_diagrams
-                from .report import phase_section
-                from .schemes import schemes as all_schemes
-
-                size = dict(d=(8, 128), seeds=4, beta=np.linspace(0, 9, 5), points=41) \
-                    if args.quick else {}
-                progress("phase diagrams (sweep of every scheme)")
-                dg, files = write_phase_diagrams(
-                    Path(args.out) / "phase_diagram", schemes=all_schemes(),
-                    scheduler=args.scheduler, progress=True, **size)
-                files = {k: v for k, v in files.items() if k != "table"}
-                sections.append(("Clustering phase diagram",
-                                 phase_section(dg, files, "phase_diagram")))
-            if not args.no_verify:
-                import proofs_check
-
-                results = proofs_check.run(quick=True, progress=progress)
-                sections.append(("Verdicts of proofs_check (quick grids)",
-                                 "Run `python -m proofs_check` for the full grids.\n\n"
-                                 + proofs_check.markdown(results)))
-            path = write_report(args.out, progress=progress, sections=sections)
-            print(path)
-    except (ValueError, ArithmeticError, _UsageError) as exc:
-        print(f"symdyn: error: {exc}", file=sys.stderr)
-        return 2
+            results = proofs_check.run(quick=True, progress=progress)
+            sections.append(("Verdicts of proofs_check (quick grids)",
+                             "Run `python -m proofs_check` for the full grids.\n\n"
+                             + proofs_check.markdown(results)))
+        path = write_report(args.out, progress=progress, sections=sections)
+        print(path)
     return 0
 
 

@@ -107,8 +107,8 @@ def test_solve_json_high_precision(capsys):
 @pytest.mark.parametrize("argv, culprit", [
     (["--n", "1"], "n"),
     (["--gamma0", "2"], "gamma0"),
-    (["--t-max", "-1"], "t_max"),
-    (["--points", "1"], "points"),
+    (["--t-max", "-1"], "--t-max"),
+    (["--points", "1"], "--points"),
     (["--dps", "5"], "dps"),
     (["--beta", "nan"], "beta"),
 ])
