@@ -41,6 +41,10 @@ FUNCTIONS = {
     "floor": sp.floor, "ceiling": sp.ceiling, "factorial": sp.factorial,
     "erf": sp.erf, "Heaviside": sp.Heaviside, "gamma": sp.gamma, "Gamma": sp.gamma,
 }
+#: The modules float code is compiled against (``sp.lambdify``): scipy
+#: first, for the special functions (erf, gamma, factorial) numpy lacks.
+NUMERIC_MODULES = ["scipy", "numpy"]
+
 #: Constants a user expression may name.
 CONSTANTS = {"pi": sp.pi, "E": sp.E}
 

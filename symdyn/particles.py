@@ -38,6 +38,7 @@ from sympy.core.function import AppliedUndef
 from .attention import attention as _attention
 from .attention import of_weights
 from .checks import finite_array, memory, output_times
+from .expressions import NUMERIC_MODULES
 from .init import array, number
 from .integrate import integrate
 from .schemes import Scheme
@@ -501,7 +502,8 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
     field = _Field(s, w, kind, s.breakpoints, None)
     rule = s.layer
     ts = float(s.sphere_until) if rule == "mix-ln" else None
-    alpha = (sp.lambdify(t, dict(s.params)["alpha"], "numpy") if rule == "ngpt" else None)
+    alpha = (sp.lambdify(t, dict(s.params)["alpha"], NUMERIC_MODULES) if rule == "ngpt"
+             else None)
     speed_law = s.numeric()[0][0]
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}

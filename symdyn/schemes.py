@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .expressions import number, parse
+from .expressions import NUMERIC_MODULES, number, parse
 from .symbols import SCHEME_SYMBOLS, A_norm, a, r, t
 
 
@@ -152,13 +152,14 @@ def check_positive(speed: sp.Expr, argument: str) -> None:
         return
     names = ("t", "r", "a", "A_norm", "n", "beta")
     try:
-        f = sp.lambdify([SCHEME_SYMBOLS[k] for k in names], speed, "numpy")
+        f = sp.lambdify([SCHEME_SYMBOLS[k] for k in names], speed, NUMERIC_MODULES)
         grid = list(np.meshgrid(_T, *(_DOMAIN[k] for k in names[1:]), indexing="ij"))
         grid[2] = grid[2] * grid[3]                      # a within [-A_norm, A_norm]
         with np.errstate(all="ignore"):
             values = np.broadcast_to(np.asarray(f(*grid), dtype=complex), grid[0].shape)
-    except Exception:  # a function numpy cannot evaluate: undecided, keep the law
-        return
+    except Exception as exc:  # sympy's printer or scipy lacks a function
+        raise ValueError(f"{argument}: {speed} cannot be evaluated numerically "
+                         f"({type(exc).__name__}: {exc})") from None
     bad = ~(np.isfinite(values) & (values.imag == 0) & (values.real > 0))
     if bad.any():
         i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
@@ -294,6 +295,6 @@ def phase_branches(expr, breakpoints) -> list:
 def _numeric_laws(s: Scheme):
     args = tuple(SCHEME_SYMBOLS[k] for k in ("t", "r", "a", "A_norm", "n", "beta"))
     bps = s.breakpoints
-    return [(sp.lambdify(args, v, "numpy"), sp.lambdify(args, w, "numpy"))
+    return [(sp.lambdify(args, v, NUMERIC_MODULES), sp.lambdify(args, w, NUMERIC_MODULES))
             for v, w in zip(phase_branches(s.speed, bps), phase_branches(s.radial, bps),
                             strict=True)]
