@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from .checks import finite_array, is_integer
+from .checks import finite_array, is_integer, memory
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -31,14 +32,28 @@ COLUMNS = {
     "simulate": ("gamma", "epsilon", "min_cosine", "linked", "clusters", "r_mean"),
     "solve": ("gamma", "log_epsilon", "gamma_dot", "r"),
 }
+#: Bytes per table row, about: the columns held twice while the table is assembled.
+ROW_BYTES = {kind: 8 * (2 * (2 + len(COLUMNS[kind])) + 3 * len(AXES[kind])) for kind in AXES}
 
 
 # --------------------------------------------------------------------------
 # the grid
 # --------------------------------------------------------------------------
 
+def is_real(v) -> bool:
+    """A Python or numpy int or float, not a ``bool``."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def listed(raw) -> list:
+    """An axis value or list of values as a list (text and schemes are single values)."""
+    if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
+        return [raw]
+    return list(raw)
+
+
 def _number(axis, v, low, open_=False):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+    if not is_real(v):
         raise ValueError(f"grid axis {axis!r}: expected numbers, got {v!r}")
     return float(finite_array(v, f"grid axis {axis!r}:", low, low_open=open_))
 
@@ -96,7 +111,7 @@ def _value(kind, axis, v):
 
 def grid_axes(kind, grid) -> dict:
     """``grid`` checked and completed with defaults: axis -> tuple of values."""
-    if kind not in AXES:
+    if not isinstance(kind, str) or kind not in AXES:
         raise ValueError(f"kind: must be one of {tuple(AXES)}, got {kind!r}")
     if not isinstance(grid, dict):
         raise ValueError(f"grid: expected a dict of axis -> values, got {type(grid).__name__}")
@@ -106,10 +121,7 @@ def grid_axes(kind, grid) -> dict:
                          f"{', '.join(AXES[kind])}")
     axes = {}
     for axis, default in AXES[kind].items():
-        raw = grid.get(axis, default)
-        if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
-            raw = [raw]
-        values = [_value(kind, axis, v) for v in raw]
+        values = [_value(kind, axis, v) for v in listed(grid.get(axis, default))]
         if not values:
             raise ValueError(f"grid axis {axis!r} is empty")
         labels = [label(v) for v in values]
@@ -151,15 +163,19 @@ class Task:
     options: tuple
 
     @cached_property
-    def key(self) -> str:
-        """SHA-256 of the parameters and the symdyn version."""
+    def doc(self) -> str:
+        """The parameters and the symdyn version, as canonical JSON text."""
         from . import __version__
 
         doc = {"version": __version__, "kind": self.kind, "seeds": list(self.seeds),
                "t": [float(x) for x in self.t], "options": [list(o) for o in self.options],
                "points": [{k: _token(v) for k, v in p.items()} for p in self.points]}
-        text = json.dumps(doc, sort_keys=True, default=repr)
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        return json.dumps(doc, sort_keys=True, default=repr)
+
+    @cached_property
+    def key(self) -> str:
+        """SHA-256 of :attr:`doc` (its first 32 hex digits)."""
+        return hashlib.sha256(self.doc.encode()).hexdigest()[:32]
 
 
 def _check_point(kind, p, times):
@@ -180,8 +196,41 @@ def _check_point(kind, p, times):
             raise ValueError(f"grid axis 'step': {e}") from None
 
 
+def check_size(kind, axes, seeds, times, batch):
+    """Refuse, before the grid's product is built, a table or a task that
+    would not fit in memory (``checks.memory``: a ValueError with the estimate).
+
+    The table: :data:`ROW_BYTES` per row and about 1 kB per grid point. The
+    largest task takes the largest ``n``, ``d``, ``heads`` and number of
+    weight draws: integrator stages on the tokens, attention matrices, the
+    recorded observables and the weights.
+    """
+    points = math.prod(len(v) for v in axes.values())
+    K = len(times)
+    S = max(len(seeds), 1)
+    memory(points * S * K * ROW_BYTES[kind] + 1000 * points,
+           f"the sweep table ({points:,} grid points x {S:,} seeds x {K:,} times)")
+    if kind == "solve":
+        B = min(points, 256 if batch is None else batch)
+        task, what = 8 * B * (10 * K + 40), f"one task ({B:,} points)"
+    else:
+        B = S if batch is None else min(batch, S)
+        n, d, heads = (max(axes[a]) for a in ("n", "d", "heads"))
+        draws = 1
+        if "kaiming-untied" in axes["weights"]:      # one draw per layer or unit of time
+            draws = max(math.ceil(times[-1]), 1,
+                        *(round(times[-1] / h) for h in axes["step"] if h is not None))
+        task = 8 * B * (20 * n * d + 4 * heads * n * n + 4 * n * K) \
+            + 8 * 3 * heads * d * d * draws
+        what = (f"one task ({B:,} seeds, n = {n}, d = {d}, heads = {heads}, "
+                f"{draws:,} weight draws)")
+    memory(task, what)
+
+
 def tasks_of(kind, axes, seeds, times, options, batch) -> list[Task]:
-    """The sweep cut into tasks, in grid order (axes in :data:`AXES` order)."""
+    """The sweep cut into tasks, in grid order (axes in :data:`AXES` order);
+    its size is checked first (:func:`check_size`)."""
+    check_size(kind, axes, seeds, times, batch)
     names = list(axes)
     points = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes.values())]
     for p in points:

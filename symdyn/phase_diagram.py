@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from .checks import integer
+from .checks import finite_array, integer, memory, writable_path
+from .grid import ROW_BYTES, is_real, listed
 from .solve import solve
 
 LEVEL = 0.999
@@ -45,13 +46,12 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
     >>> [round(float(x), 3) for x in T]
     [5.27, 73.446]
     """
-    beta = np.atleast_1d(np.asarray(beta, dtype=float))
-    if not (0 < level < 1):
+    beta = np.atleast_1d(finite_array(beta, "beta", 0.0))
+    if not (is_real(level) and 0 < level < 1):
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    if not (gamma0 < level):
-        raise ValueError(f"gamma0 must lie below level = {level}, got {gamma0!r}")
-    if not (np.isfinite(t_max) and t_max > 1e-3):
-        raise ValueError(f"t_max must be a finite number > 1e-3, got {t_max!r}")
+    if not (is_real(gamma0) and gamma0 < level):
+        raise ValueError(f"gamma0 must be a number below level = {level}, got {gamma0!r}")
+    _t_max(t_max, 1e-3)
     target = np.log1p(-level)
     grid = np.concatenate([[0.0], np.geomspace(1e-3, t_max, 200)])
     tr = solve(scheme, n=n, beta=beta, gamma0=gamma0, t=grid)
@@ -69,6 +69,11 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
         lo, hi = np.log(grid[k - 1]) if k > 1 else np.log(1e-12), np.log(grid[k])
         out[i] = np.exp(brentq(f, lo, hi, xtol=1e-12, rtol=1e-10))
     return out
+
+
+def _t_max(t_max, low):
+    if not (is_real(t_max) and np.isfinite(t_max) and t_max > low):
+        raise ValueError(f"t_max must be a finite number > {low}, got {t_max!r}")
 
 
 def crossing_time(t, fraction, half=0.5):
@@ -140,10 +145,11 @@ def phase_diagram(schemes=("post-ln",), d=(8, 128, 1024), beta=None, t=None, n=3
     """
     from .sweep import sweep
 
-    beta = np.arange(10.0) if beta is None else np.asarray(beta, dtype=float)
+    schemes = listed(schemes)
+    beta = np.arange(10.0) if beta is None else beta
     t = np.concatenate([[0.0], np.geomspace(0.1, 1e3, 41)]) if t is None else t
     sweep_options.setdefault("cluster_threshold", LEVEL)
-    table = sweep({"scheme": list(schemes), "n": n, "d": list(d), "beta": list(beta),
+    table = sweep({"scheme": schemes, "n": n, "d": d, "beta": beta,
                    "init": "sphere", "weights": "identity"}, t, seeds=seeds,
                   **sweep_options)
     named = {getattr(s, "name", s): s for s in schemes}
@@ -211,14 +217,13 @@ def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None,
     """Sweep, then write ``phase_diagram.csv``, the figure of the first scheme
     (``phase_diagram_<scheme>``) and, with several schemes, ``phase_diagram_all``.
 
-    Returns ``(diagrams, files)``.
+    Returns ``(diagrams, files)``. ``out`` is checked for writing, and
+    ``points`` against memory (a table row per time point), before any work.
     """
-    from pathlib import Path
-
     integer(points, "points", 2)
-    if not (np.isfinite(t_max) and t_max > 0.1):
-        raise ValueError(f"t_max must be a finite number > 0.1, got {t_max!r}")
-    out = Path(out)
+    memory(points * ROW_BYTES["simulate"], f"points = {points:,} (a table row each, at least)")
+    _t_max(t_max, 0.1)
+    out = writable_path(out, "out", folder=True)
     t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
     csv = out / "phase_diagram.csv"
     dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)

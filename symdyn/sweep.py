@@ -4,9 +4,11 @@ A sweep is the product of its grid axes. It is cut into tasks; a simulation
 task runs one grid point for a vectorized batch of seeds, and a solver task
 runs a batch of grid points through one :func:`~symdyn.solve.solve` call.
 Each finished task is stored under a key that hashes its parameters and the
-symdyn version, so an interrupted sweep, run again, computes only what is
-missing. Rows are assembled in grid order whatever the order in which tasks
-finish, so every executor gives the same table.
+symdyn version, with those parameters and a SHA-256 of its arrays inside the
+file; a file that fails the check or cannot be read is reported
+(:class:`CacheWarning`) and recomputed. An interrupted sweep, run again,
+computes only what is missing. Rows are assembled in grid order whatever the
+order in which tasks finish, so every executor gives the same table.
 
 Starts are common random numbers: seed ``s`` draws the same ``X0`` at every
 grid point with the same ``(init, scale, gamma0, n, d)``, whatever the scheme
@@ -15,16 +17,18 @@ or ``beta``; random weights are drawn from ``weight_seed``, once per point.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from .checks import integer, is_integer
+from .checks import integer, is_integer, writable_path
 from .executors import backend
-from .grid import AXES, COLUMNS, Task, grid_axes, label, tasks_of  # noqa: F401  (AXES: re-exported)
+from .grid import AXES, COLUMNS, Task, grid_axes, is_real, label, tasks_of  # noqa: F401
 from .progress import progress_bar
 
 
@@ -88,23 +92,56 @@ def run_task(task: Task):
 # cache
 # --------------------------------------------------------------------------
 
-def _load(cache, key):
+class CacheWarning(UserWarning):
+    """A cache file that was not used (named with the reason); its task is recomputed."""
+
+
+def _checksum(cols):
+    """SHA-256 of the arrays: names, dtypes, shapes and bytes."""
+    h = hashlib.sha256()
+    for name in sorted(cols):
+        a = np.ascontiguousarray(cols[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _load(cache, task):
+    """The task's stored columns, or ``None`` (absent, or reported and to be recomputed)."""
     if cache is None:
         return None
-    path = cache / f"{key}.npz"
-    if not path.exists():
+    path = cache / f"{task.key}.npz"
+    if not os.path.lexists(path):
         return None
-    with np.load(path) as f:
-        return {k: f[k] for k in f.files}
+    try:
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as f:
+            cols = {k: f[k] for k in f.files}
+        doc, checksum = (str(cols.pop(k, "")) for k in ("__task__", "__sha256__"))
+        problem = ("it holds another task's parameters" if doc != task.doc else
+                   "its arrays do not match their checksum" if checksum != _checksum(cols)
+                   else None)
+    except Exception as e:                  # truncated, empty, a folder, garbage, ...
+        problem = f"it cannot be read ({type(e).__name__}: {e})"
+    if problem is None:
+        return cols
+    warnings.warn(f"cache: {path}: {problem}; recomputing the task", CacheWarning,
+                  stacklevel=3)
+    return None
 
 
-def _store(cache, key, cols):
-    """Write atomically: a crash leaves either the whole file or none."""
+def _store(cache, task, cols):
+    """Write atomically (a crash leaves either the whole file or none), with the
+    task's parameters and the arrays' checksum inside."""
     if cache is None:
         return
-    tmp = cache / f"{key}.{os.getpid()}.tmp.npz"
-    np.savez(tmp, **cols)
-    os.replace(tmp, cache / f"{key}.npz")
+    path = cache / f"{task.key}.npz"
+    if path.is_dir():
+        warnings.warn(f"cache: {path} is a folder; this task is not stored", CacheWarning,
+                      stacklevel=3)
+        return
+    tmp = cache / f"{task.key}.{os.getpid()}.tmp.npz"
+    np.savez(tmp, __task__=np.array(task.doc), __sha256__=np.array(_checksum(cols)), **cols)
+    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------
@@ -121,7 +158,7 @@ def _seeds(kind, seeds):
     if is_integer(seeds):
         if seeds < 1:
             raise ValueError(f"seeds must be an integer >= 1 or a list of seeds, got {seeds!r}")
-        return tuple(range(int(seeds)))
+        return range(int(seeds))              # not built: its size is checked first
     values = list(seeds) if hasattr(seeds, "__iter__") else [seeds]
     if not values or not all(is_integer(s) and s >= 0 for s in values) \
             or len(set(values)) != len(values):
@@ -130,9 +167,22 @@ def _seeds(kind, seeds):
     return tuple(int(s) for s in values)
 
 
+def _in_range(value, name, low, high, *, closed):
+    """``value`` (a real number, or ``None`` with ``closed=False``) as a float in
+    ``[low, high]`` (``closed``) or ``(low, high)``."""
+    if value is None and not closed:
+        return None
+    if not (is_real(value) and (low <= value <= high if closed else low < value < high)):
+        rng = f"a number in [{low}, {high}]" if closed else f"None or a number in ({low}, {high})"
+        raise ValueError(f"{name} must be {rng}, got {value!r}")
+    return float(value)
+
+
 def _out_path(out):
     if out is None:
         return None
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise ValueError(f"out: expected a path ending in .csv or .parquet, got {out!r}")
     out = Path(out)
     if out.suffix not in (".csv", ".parquet"):
         raise ValueError(f"out: the file name must end in .csv or .parquet, got {str(out)!r}")
@@ -178,6 +228,9 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
         A Dask scheduler address; the same sweep runs on that cluster.
     cache : path, optional
         Directory of finished tasks; a rerun computes only the missing ones.
+        Each file holds its task's parameters and a checksum of its arrays; a
+        file that fails the check or cannot be read is recomputed, with a
+        :class:`CacheWarning` naming it.
     out : path, optional
         Also write the table (``.csv`` or ``.parquet``).
     progress : bool or callable
@@ -190,6 +243,16 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
         and the observables of :data:`COLUMNS` (``step`` is NaN for the
         continuous dynamics). ``attrs`` holds ``tasks``, ``computed``,
         ``cached``, ``compute_seconds`` and ``wall_seconds``.
+
+    Raises
+    ------
+    ValueError
+        A bad argument (named), a grid or task too large for this machine's
+        memory (with the estimate), or an output path that cannot be written;
+        all before any task runs.
+    KeyboardInterrupt
+        On Ctrl-C, with one line: how many tasks are saved in ``cache`` and
+        how to resume. Local workers are stopped without waiting.
 
     Examples
     --------
@@ -206,23 +269,21 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
     seed_list = _seeds(kind, seeds)
     times = output_times(t)
     batch = integer(batch, "batch", 1, optional=True)
-    for name, tol in (("rtol", rtol), ("atol", atol)):
-        if tol is not None and not (isinstance(tol, (int, float)) and 0 < tol < 1):
-            raise ValueError(f"{name} must be None or lie in (0, 1), got {tol!r}")
-    if not (isinstance(cluster_threshold, (int, float)) and 0 <= cluster_threshold <= 1):
-        raise ValueError(f"cluster_threshold must lie in [0, 1], got {cluster_threshold!r}")
-    options = (("rtol", rtol), ("atol", atol), ("cluster_threshold", float(cluster_threshold)))
+    options = (("rtol", _in_range(rtol, "rtol", 0, 1, closed=False)),
+               ("atol", _in_range(atol, "atol", 0, 1, closed=False)),
+               ("cluster_threshold", _in_range(cluster_threshold, "cluster_threshold", 0, 1,
+                                               closed=True)))
     if kind == "solve":
         options = options[:2]
     out = _out_path(out)
     runner = backend(executor, workers, scheduler)
     tasks = tasks_of(kind, axes, seed_list, times, options, batch)
+    if out is not None:
+        writable_path(out, "out")
     if cache is not None:
-        cache = Path(cache)
-        cache.mkdir(parents=True, exist_ok=True)
+        cache = writable_path(cache, "cache", folder=True)
 
-    keys = [task.key for task in tasks]
-    results = [_load(cache, k) for k in keys]
+    results = [_load(cache, task) for task in tasks]
     cached = sum(r is not None for r in results)
     todo = [i for i, r in enumerate(results) if r is None]
     report = progress_bar(progress, len(tasks), "sweep")
@@ -234,7 +295,7 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
         if results[i] is not None:            # already delivered: never twice
             return
         cols, sec = value
-        _store(cache, keys[i], cols)
+        _store(cache, tasks[i], cols)
         results[i] = cols
         seconds.append(sec)
         report(cached + len(seconds))
@@ -242,6 +303,13 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
     try:
         if todo:
             runner.run(run_task, [tasks[i] for i in todo], on_result)
+    except KeyboardInterrupt:
+        done = cached + len(seconds)
+        where = (f"{done} of {len(tasks)} tasks saved in {cache}; rerun with the same cache "
+                 f"to resume" if cache is not None else
+                 f"{done} of {len(tasks)} tasks finished, no cache: pass cache= to keep "
+                 f"finished tasks")
+        raise KeyboardInterrupt(where) from None
     finally:
         report(None)
     table = _table(kind, axes, tasks, results)
@@ -249,7 +317,6 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
                        compute_seconds=float(sum(seconds)),
                        wall_seconds=time.perf_counter() - started)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
         if out.suffix == ".csv":
             table.to_csv(out, index=False)
         else:

@@ -140,16 +140,21 @@ class Interrupt(Exception):
     pass
 
 
-def test_interrupted_sweep_resumes_without_recomputing(reference, tmp_path, monkeypatch):
-    calls = []
+@pytest.fixture
+def calls(monkeypatch):
+    """The keys of the tasks that run."""
+    seen = []
     real = sweep_module.run_task
 
     def counting(task):
-        calls.append(task.key)
+        seen.append(task.key)
         return real(task)
 
     monkeypatch.setattr(sweep_module, "run_task", counting)
+    return seen
 
+
+def test_interrupted_sweep_resumes_without_recomputing(reference, tmp_path, monkeypatch, calls):
     def stop_after_three(done, total):
         if done == 3:
             raise Interrupt
