@@ -64,8 +64,8 @@ def _start_values(s, gamma0, r0, n_value):
         if g0 > 1 or (lower.is_number and g0 < lower) or g0 < -1:
             raise ValueError(f"gamma0 must lie in [-1/(n-1), 1] = [{lower}, 1], "
                              f"got {gamma0!r}")
-    # Tokens that are renormalized at t = 0 (post-ln, mix-ln) have r = 1.
-    values[r] = sp.Integer(1) if (s.sphere_until > 0) == True else rr  # noqa: E712
+    # Tokens renormalized at t = 0 (docs/model.md, section 2) have r = 1.
+    values[r] = sp.Integer(1) if s.starts_on_sphere else rr
     return values
 
 

@@ -1,6 +1,6 @@
 """The full n-particle system: continuous dynamics and the layer rules.
 
-Continuous (``step=None``), for every token (DESIGN.md section 1):
+Continuous (``step=None``), for every token (docs/model.md, section 1):
 
 .. math:: \\dot\\theta_k = \\frac{1}{s_k} P_{\\theta_k} A_k, \\qquad
           \\dot r_k = \\rho_k,
@@ -11,7 +11,8 @@ the reduction). The batch is one vectorized system with per-member adaptive
 steps (:mod:`symdyn.integrate`); directions are renormalized after every
 accepted step.
 
-Layers (``step=h``): the rules of DESIGN.md's table, ``t_k = k h``::
+Layers (``step=h``): each scheme's own ``Scheme.layer`` (docs/model.md, section 2),
+``t_k = k h``::
 
     post-ln       x <- N(x + h A(x))
     pre-ln        x <- x + h A(N(x))
@@ -38,16 +39,16 @@ from sympy.core.function import AppliedUndef
 from .attention import attention as _attention
 from .attention import of_weights
 from .checks import finite_array, memory, output_times
-from .expressions import NUMERIC_MODULES
 from .init import array, number
 from .integrate import integrate
-from .schemes import Scheme
+from .schemes import LayerRule, Scheme, radial_fault, speed_fault, unit
 from .schemes import scheme as get_scheme
-from .symbols import SCHEME_SYMBOLS, a, r, t
+from .symbols import SCHEME_SYMBOLS, a, r
 from .weights import as_weights, identity
 
 #: The baseline without normalization (attention on the raw tokens).
-NONE = Scheme("none", r, a, sp.Integer(0), layer="none")
+NONE = Scheme("none", r, a, sp.Integer(0),
+              layer=LayerRule("none", lambda s, x, h, tk, A, field: x + h * A(x)))
 KINDS = ("softmax", "unnormalized")
 
 
@@ -109,7 +110,7 @@ class _Field:
         self.law_of_phase = np.searchsorted(self.scheme_bps, starts, side="right")
         self.draw_of_phase = (np.floor(starts / period).astype(int) if period
                               else np.zeros(len(starts), dtype=int))
-        self.raw = s.layer == "none"
+        self.raw = s.layer == NONE.layer
         self._buffers = {}
         self.fault = None       # why the last refused evaluation had no field
 
@@ -168,8 +169,8 @@ class _Field:
         if rows.size:
             m = rows[0]
             k = np.flatnonzero(bad[m])[0]
-            self.fault = (_radial_fault(self.s, rad[m, k], tm[m]) if not rad[m, k] > 0
-                          else _speed_fault(self.s, s[m, k], tm[m]))
+            self.fault = (radial_fault(self.s, rad[m, k], tm[m]) if not rad[m, k] > 0
+                          else speed_fault(self.s, s[m, k], tm[m]))
 
     def grouped(self, tm, theta, rad, beta, phase, draw=None):
         if np.all(phase == phase[0]):
@@ -255,16 +256,6 @@ def _concrete(s):
                              f"{', '.join(sorted(map(str, loose)))}; a law must be "
                              f"concrete to simulate (a formula in "
                              f"{', '.join(SCHEME_SYMBOLS)})")
-
-
-def _speed_fault(s, value, time, what="s"):
-    return (f"the speed law s = {s.speed} of {s.name} fails at t = {time:.6g} "
-            f"({what} = {value:.6g}; it must be finite and > 0 at every simulated time)")
-
-
-def _radial_fault(s, value, time):
-    return (f"the radial law dr/dt = {s.radial} of {s.name} drives r through zero "
-            f"(r = {value:.3g} at t = {time:.6g})")
 
 
 def _shape(X0):
@@ -405,7 +396,7 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
     X, norms = _tokens(X, (M, n, d))
 
     theta = X / norms[..., None]
-    rad = np.ones((M, n)) if s.sphere_until > 0 else norms
+    rad = np.ones((M, n)) if s.starts_on_sphere else norms
     basis = None
     if span:
         basis, _ = np.linalg.qr(np.swapaxes(theta, -1, -2))      # (M, d, n)
@@ -488,10 +479,6 @@ def _continuous(s, w, kind, theta, rad, beta, times, rtol, atol, rec):
 # layers
 # --------------------------------------------------------------------------
 
-def _unit(v):
-    return v / np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
-
-
 def _layers(s, w, kind, theta, rad, beta, times, h, rec):
     M, n, d = theta.shape
     layer_of = np.round(times / h).astype(int)
@@ -500,11 +487,6 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
         raise ValueError(f"weights: untied weights hold {w.draws} draws but {total} "
                          f"layers are needed")
     field = _Field(s, w, kind, s.breakpoints, None)
-    rule = s.layer
-    ts = float(s.sphere_until) if rule == "mix-ln" else None
-    alpha = (sp.lambdify(t, dict(s.params)["alpha"], NUMERIC_MODULES) if rule == "ngpt"
-             else None)
-    speed_law = s.numeric()[0][0]
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
     members = np.arange(M)
@@ -512,47 +494,27 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
     def where(k):
         return f"layer {k} (t = {k * h:g}) with step = {h:g}; use a smaller step"
 
-    def positive(value, tk, what):
-        if not (np.isfinite(value) and value > 0):
-            raise ArithmeticError(f"simulate: {_speed_fault(s, value, tk, what)}")
-        return value
-
-    def A(y, k):
-        qkv, ident = of_weights(w, k)
-        return _attention(y, beta, qkv, kind, ident)
-
     with np.errstate(all="ignore"):
         for k in range(total + 1):
             if not np.all(np.isfinite(x)):
                 raise ArithmeticError("simulate: " + (field.fault or
                                                       f"non-finite tokens at {where(k)}"))
             if k in out:
-                rec.observe(field, out[k], members, k * h, _unit(x),
+                rec.observe(field, out[k], members, k * h, unit(x),
                             np.linalg.norm(x, axis=-1), beta, min(k, w.draws - 1), where(k))
             if k == total:
                 break
             tk = np.float64(k * h)          # laws divide as numpy does: 1/0 = inf
-            if rule == "post-ln" or (rule == "mix-ln" and tk < ts):
-                x = _unit(x + h * A(x, k))
-            elif rule in ("pre-ln", "mix-ln"):
-                x = x + h * A(_unit(x), k)
-            elif rule == "peri-ln":
-                x = x + h * _unit(A(_unit(x), k))
-            elif rule == "ngpt":
-                a_t = positive(float(alpha(tk)), tk, "alpha")
-                x = _unit(x + h * a_t * (_unit(A(x, k)) - x))
-            elif rule == "sqrt-scaling":
-                x = _unit(x + h * A(x, k) / positive(float(speed_law(tk, 1, 0, 0, n, 0)),
-                                                     tk, "s"))
-            elif rule == "none":
-                x = x + h * A(x, k)
-            else:                                   # custom: generic rule
-                th, rr = _unit(x), np.linalg.norm(x, axis=-1)
-                ph = int(field.phase_at(np.array([tk]), side="right")[0])
+
+            def attention(y, k=k):
+                qkv, ident = of_weights(w, k)
+                return _attention(y, beta, qkv, kind, ident)
+
+            def continuous(y, k=k, tk=tk):
                 field.fault = None
-                dth, drho = field(np.full(M, tk), th, rr, beta, ph, draw=k)
-                r_next = rr + h * drho
-                if np.any(r_next <= 0):
-                    raise ArithmeticError(f"simulate: {_radial_fault(s, r_next.min(), tk + h)}")
-                x = r_next[..., None] * _unit(th + h * dth)
+                phase = int(field.phase_at(np.array([tk]), side="right")[0])
+                return field(np.full(M, tk), unit(y), np.linalg.norm(y, axis=-1), beta,
+                             phase, draw=k)
+
+            x = s.layer.update(s, x, h, tk, attention, continuous)
     return total, total, f"{total} layers of step {h:g}"

@@ -13,6 +13,7 @@ for that law: the symbolic reduction and the particle simulator both read it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -21,6 +22,23 @@ import sympy as sp
 
 from .expressions import NUMERIC_MODULES, number, parse
 from .symbols import SCHEME_SYMBOLS, A_norm, a, r, t
+
+
+@dataclass(frozen=True)
+class LayerRule:
+    """One residual layer of step ``h`` at ``t_k = k h`` (docs/model.md, section 2).
+
+    ``update(s, x, h, t_k, A, field)`` returns the next tokens ``(..., n, d)``
+    from ``x``: ``A(y)`` is the attention output on tokens ``y`` and
+    ``field(x)`` the continuous ``(d theta/dt, dr/dt)`` of the scheme at ``x``.
+    Rules compare and hash by name (the sweep cache keys on it).
+    """
+
+    name: str
+    update: Callable = field(compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -40,10 +58,9 @@ class Scheme:
         (``oo``: always on the sphere; ``0``: never; Mix-LN: ``t_switch``).
     params : tuple
         The parameters the scheme was built with, as ``(name, value)`` pairs.
-    layer : str
-        The discrete layer rule (docs/model.md, section 2; the built-in's name), or
-        ``"generic"`` for custom schemes: ``theta <- N(theta + h P A / s)``,
-        ``r <- r + h rho``.
+    layer : LayerRule
+        The discrete layer rule (docs/model.md, section 2); custom schemes get
+        :data:`GENERIC`: ``theta <- N(theta + h P A / s)``, ``r <- r + h rho``.
     """
 
     name: str
@@ -51,7 +68,13 @@ class Scheme:
     radial: sp.Expr
     sphere_until: sp.Expr
     params: tuple = field(default=())
-    layer: str = "generic"
+    layer: LayerRule = None  # GENERIC, set below (defined after the rules)
+
+    def __post_init__(self):
+        if self.layer is None:
+            object.__setattr__(self, "layer", GENERIC)
+        elif not isinstance(self.layer, LayerRule):
+            raise ValueError(f"layer: expected a LayerRule, got {self.layer!r}")
 
     @property
     def breakpoints(self) -> tuple[float, ...]:
@@ -71,42 +94,113 @@ class Scheme:
         """True when the tokens never leave the unit sphere."""
         return self.sphere_until == sp.oo
 
+    @property
+    def starts_on_sphere(self) -> bool:
+        """True when the tokens are renormalized at ``t = 0`` (so ``r(0) = 1``)."""
+        return bool(self.sphere_until > 0)
+
+    def law_of_t(self, name: str) -> Callable[[float], float]:
+        """A law of ``t`` alone (``"speed"`` or a parameter such as ``"alpha"``)
+        as a float function that refuses values that are not finite and > 0."""
+        return _law_of_t(self, name)
+
     def __str__(self) -> str:
         extra = "".join(f", {k}={v}" for k, v in self.params)
         return f"{self.name}(speed={self.speed}, radial={self.radial}{extra})"
 
 
+# --------------------------------------------------------------------------
+# layer rules: x_{k+1} from x_k (N(x) = x/|x|, A the attention, t_k = k h)
+# --------------------------------------------------------------------------
+
+def unit(x):
+    """:math:`N(x) = x / |x|` along the last axis."""
+    return x / np.sqrt(np.einsum("...i,...i->...", x, x))[..., None]
+
+
+def _post_ln_rule(s, x, h, tk, A, field):            # x <- N(x + h A(x))
+    return unit(x + h * A(x))
+
+
+def _pre_ln_rule(s, x, h, tk, A, field):             # x <- x + h A(N(x))
+    return x + h * A(unit(x))
+
+
+def _mix_ln_rule(s, x, h, tk, A, field):             # post-ln, then pre-ln
+    before = tk < float(dict(s.params)["t_switch"])
+    return (_post_ln_rule if before else _pre_ln_rule)(s, x, h, tk, A, field)
+
+
+def _peri_ln_rule(s, x, h, tk, A, field):            # x <- x + h N(A(N(x)))
+    return x + h * unit(A(unit(x)))
+
+
+def _ngpt_rule(s, x, h, tk, A, field):               # x <- N(x + h alpha (N(A(x)) - x))
+    return unit(x + h * s.law_of_t("alpha")(tk) * (unit(A(x)) - x))
+
+
+def _sphere_rule(s, x, h, tk, A, field):             # x <- N(x + h A(x) / s(t))
+    return unit(x + h * A(x) / s.law_of_t("speed")(tk))
+
+
+def speed_fault(s, value, time, what="s") -> str:
+    """Why a speed law cannot be used at ``time`` (``what`` took ``value``)."""
+    return (f"the speed law s = {s.speed} of {s.name} fails at t = {float(time):.6g} "
+            f"({what} = {value:.6g}; it must be finite and > 0 at every simulated time)")
+
+
+def radial_fault(s, value, time) -> str:
+    """Why a radial law cannot be followed past ``time`` (``r`` reached ``value``)."""
+    return (f"the radial law dr/dt = {s.radial} of {s.name} drives r through zero "
+            f"(r = {value:.3g} at t = {float(time):.6g})")
+
+
+def _generic_rule(s, x, h, tk, A, field):
+    # theta <- N(theta + h P A / s), r <- r + h rho: explicit Euler on the field
+    dtheta, dr = field(x)
+    r_next = np.linalg.norm(x, axis=-1) + h * dr
+    if np.any(r_next <= 0):
+        raise ArithmeticError(f"simulate: {radial_fault(s, r_next.min(), tk + h)}")
+    return r_next[..., None] * unit(unit(x) + h * dtheta)
+
+
+GENERIC = LayerRule("generic", _generic_rule)
+
+
 def _post_ln() -> Scheme:
-    return Scheme("post-ln", sp.Integer(1), sp.Integer(0), sp.oo, layer="post-ln")
+    return Scheme("post-ln", sp.Integer(1), sp.Integer(0), sp.oo,
+                  layer=LayerRule("post-ln", _post_ln_rule))
 
 
 def _pre_ln() -> Scheme:
-    return Scheme("pre-ln", r, a, sp.Integer(0), layer="pre-ln")
+    return Scheme("pre-ln", r, a, sp.Integer(0), layer=LayerRule("pre-ln", _pre_ln_rule))
 
 
 def _mix_ln(t_switch=1.0) -> Scheme:
     ts = _nonnegative_number(t_switch, "t_switch")
     speed = sp.Piecewise((1, t < ts), (r, True))
     radial = sp.Piecewise((0, t < ts), (a, True))
-    return Scheme("mix-ln", speed, radial, ts, (("t_switch", ts),), layer="mix-ln")
+    return Scheme("mix-ln", speed, radial, ts, (("t_switch", ts),),
+                  layer=LayerRule("mix-ln", _mix_ln_rule))
 
 
 def _peri_ln() -> Scheme:
-    return Scheme("peri-ln", r * A_norm, a / A_norm, sp.Integer(0), layer="peri-ln")
+    return Scheme("peri-ln", r * A_norm, a / A_norm, sp.Integer(0),
+                  layer=LayerRule("peri-ln", _peri_ln_rule))
 
 
 def _ngpt(alpha="1") -> Scheme:
     alpha_t = parse(alpha, "alpha", {"t": t}, functions_of_t=True)
     check_positive(alpha_t, "alpha")
     return Scheme("ngpt", A_norm / alpha_t, sp.Integer(0), sp.oo,
-                  (("alpha", alpha_t),), layer="ngpt")
+                  (("alpha", alpha_t),), layer=LayerRule("ngpt", _ngpt_rule))
 
 
 def _sqrt_scaling() -> Scheme:
     # This project's model of a 1/sqrt(depth) residual scale on the sphere:
     # x <- N(x + h A(x) / sqrt(1 + t)).  Swap the speed here to change it.
     return Scheme("sqrt-scaling", sp.sqrt(1 + t), sp.Integer(0), sp.oo,
-                  layer="sqrt-scaling")
+                  layer=LayerRule("sqrt-scaling", _sphere_rule))
 
 
 _REGISTRY = {
@@ -298,3 +392,19 @@ def _numeric_laws(s: Scheme):
     return [(sp.lambdify(args, v, NUMERIC_MODULES), sp.lambdify(args, w, NUMERIC_MODULES))
             for v, w in zip(phase_branches(s.speed, bps), phase_branches(s.radial, bps),
                             strict=True)]
+
+
+@lru_cache(maxsize=256)
+def _law_of_t(s: Scheme, name: str):
+    law = s.speed if name == "speed" else dict(s.params)[name]
+    if law.free_symbols - {t}:
+        raise ValueError(f"{name}: the law {law} of {s.name} must depend on t alone")
+    f = sp.lambdify(t, law, NUMERIC_MODULES)
+
+    def value(tk):
+        with np.errstate(all="ignore"):
+            v = float(f(np.float64(tk)))        # numpy division: 1/0 = inf, not an error
+        if not (np.isfinite(v) and v > 0):
+            raise ArithmeticError(f"simulate: {speed_fault(s, v, tk, name)}")
+        return v
+    return value

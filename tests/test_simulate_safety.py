@@ -102,7 +102,8 @@ def test_undefined_speed_law_is_refused(step):
 
 @pytest.mark.parametrize("scheme, zero", [
     (on_sphere("brake", 1 - T / 2), 2.0),
-    (on_sphere("ngpt", A_NORM / (1 - T), params=(("alpha", 1 - T),), layer="ngpt"), 1.0),
+    (on_sphere("ngpt", A_NORM / (1 - T), params=(("alpha", 1 - T),),
+               layer=sd.scheme("ngpt").layer), 1.0),
     (on_sphere("late", T), 0.0),
 ], ids=str)
 @pytest.mark.parametrize("step", [None, 0.1])
