@@ -42,6 +42,55 @@ def finite_array(value, name, low=None, low_open=False):
     return arr
 
 
+def number(value, name, low=None, high=None, *, low_open=False, high_open=False) -> float:
+    """``value`` as a float: one real, finite number in the interval, else a
+    ``ValueError`` naming ``name`` and the interval (numpy scalars pass)."""
+    try:
+        x = finite_array(value, name)
+    except ValueError:
+        x = None
+    ok = x is not None and x.ndim == 0
+    if ok and low is not None:
+        ok = x > low if low_open else x >= low
+    if ok and high is not None:
+        ok = x < high if high_open else x <= high
+    if not ok:
+        if high is None and low is not None:
+            span = f"{'>' if low_open else '>='} {low:g}"
+        elif low is None and high is not None:
+            span = f"{'<' if high_open else '<='} {high:g}"
+        else:
+            span = (f"in {'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}, "
+                    f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
+        raise ValueError(f"{name} must be a finite number {span}, got {value!r}")
+    return float(x)
+
+
+def real_array(value, name) -> np.ndarray:
+    """``value`` as a finite float array (a finite float64 array is not copied);
+    complex, text, boolean or non-finite entries are a one-line ``ValueError``."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
+        return value
+    try:
+        return finite_array(value, name)
+    except ValueError:
+        raise ValueError(f"{name}: expected real, finite numbers (not complex, text, "
+                         f"booleans, nan or inf)") from None
+
+
+def rng(seed) -> np.random.Generator:
+    """``numpy.random.default_rng(seed)``; a seed it cannot use is a ValueError."""
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}") from None
+
+
+def is_real(value) -> bool:
+    """A Python or numpy int or float, not a ``bool``."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
 def is_integer(value) -> bool:
     """An ``int`` or numpy integer, not a ``bool``."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

@@ -13,13 +13,15 @@ import os
 import re
 import sys
 import warnings
-from pathlib import Path
 
 import mpmath
 import numpy as np
 
 from .checks import finite_array, writable_path
 from .equiangular import ATTENTIONS
+from .figures import write_figures, write_phase_diagrams
+from .report import build as build_report
+from .report import distance_table
 from .schemes import custom_scheme, scheme, schemes
 from .solve import solve
 from .summary import FORMATS, derive
@@ -156,8 +158,6 @@ def tr_name(args) -> str:
 
 
 def _phase_diagram(args) -> str:
-    from .phase_diagram import parse_range, write_phase_diagrams
-    from .report import distance_table
 
     dg, files = write_phase_diagrams(
         args.out, schemes=args.schemes, d=args.d, beta=parse_range(args.beta), n=args.n,
@@ -166,6 +166,27 @@ def _phase_diagram(args) -> str:
     paths = [str(p) for ps in files.values() for p in ps]
     return ("Distance of the simulated transition t_1/2 to the equiangular T* "
             "(mean |log10 ratio|, decades):\n" + distance_table(dg) + "\n".join(paths))
+
+
+def _verdicts(progress) -> str:
+    import proofs_check
+
+    results = proofs_check.run(quick=True, progress=progress)
+    return "Run `python -m proofs_check` for the full grids.\n\n" + proofs_check.markdown(results)
+
+
+def parse_range(text, name="beta"):
+    """``"a:b:k"``: ``k`` evenly spaced values from ``a`` to ``b`` (or one number)."""
+    parts = str(text).split(":")
+    try:
+        if len(parts) == 1:
+            return np.array([float(parts[0])])
+        a, b, k = float(parts[0]), float(parts[1]), int(parts[2])
+    except (ValueError, IndexError):
+        raise ValueError(f"{name}: expected a:b:k (k values from a to b), got {text!r}") from None
+    if len(parts) != 3 or k < 1 or not (np.isfinite(a) and np.isfinite(b)) or b < a:
+        raise ValueError(f"{name}: expected a:b:k with a <= b and k >= 1, got {text!r}")
+    return np.linspace(a, b, k)
 
 
 def _progress(message: str) -> None:
@@ -242,47 +263,16 @@ def _run(args) -> int:
             (["--json", args.json] if args.json else [])
         return pc.main(argv)
     elif args.command == "figures":
-        from .figures import write_figures
-
         result = write_figures(args.out, quick=args.quick, progress=_progress)
         for paths in result["files"].values():
             print("\n".join(str(p) for p in paths))
     elif args.command == "phase-diagram":
         print(_phase_diagram(args))
     elif args.command == "report":
-        from .report import figure_section, write_report
-
-        progress = _progress
-        sections = []
-        if not args.no_figures:
-            from .figures import write_figures
-
-            result = write_figures(Path(args.out) / "figures", quick=args.quick,
-                                   progress=progress)
-            sections.append(("Figures", figure_section(result, "figures")))
-        if not args.no_phase_diagram:
-            from .phase_diagram import write_phase_diagrams
-            from .report import phase_section
-            from .schemes import schemes as all_schemes
-
-            size = dict(d=(8, 128), seeds=4, beta=np.linspace(0, 9, 5), points=41) \
-                if args.quick else {}
-            progress("phase diagrams (sweep of every scheme)")
-            dg, files = write_phase_diagrams(
-                Path(args.out) / "phase_diagram", schemes=all_schemes(),
-                scheduler=args.scheduler, progress=True, **size)
-            files = {k: v for k, v in files.items() if k != "table"}
-            sections.append(("Clustering phase diagram",
-                             phase_section(dg, files, "phase_diagram")))
-        if not args.no_verify:
-            import proofs_check
-
-            results = proofs_check.run(quick=True, progress=progress)
-            sections.append(("Verdicts of proofs_check (quick grids)",
-                             "Run `python -m proofs_check` for the full grids.\n\n"
-                             + proofs_check.markdown(results)))
-        path = write_report(args.out, progress=progress, sections=sections)
-        print(path)
+        print(build_report(args.out, quick=args.quick, figures=not args.no_figures,
+                           phase_diagram=not args.no_phase_diagram, scheduler=args.scheduler,
+                           verdicts=None if args.no_verify else _verdicts,
+                           progress=_progress))
     return 0
 
 

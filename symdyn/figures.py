@@ -9,11 +9,15 @@ paper's caption says.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from . import init, weights
+from .checks import integer, memory, number, writable_path
+from .grid import ROW_BYTES
 from .particles import simulate
+from .phase_diagram import LEVEL, phase_diagram
 from .schemes import scheme, schemes
 from .solve import solve
 
@@ -92,8 +96,16 @@ def _first_time(t, g, level):
     return float(t[above[0]]) if above.size else np.inf
 
 
-def caption_checks(fig2: dict, fig4: dict) -> dict:
-    """The captions' claims as booleans with the numbers behind them."""
+class Claim(NamedTuple):
+    """A caption's claim checked on the data: its text, whether it holds, the numbers."""
+
+    text: str
+    holds: bool
+    numbers: dict
+
+
+def caption_checks(fig2: dict, fig4: dict) -> dict[str, Claim]:
+    """The captions' claims, by key, with the numbers behind them."""
     t2 = fig2["t"]
     reach = {k: _first_time(t2, c["gamma"], 0.99) for k, c in fig2["curves"].items()}
     last_two = sorted(reach, key=reach.get)[-2:]
@@ -103,16 +115,21 @@ def caption_checks(fig2: dict, fig4: dict) -> dict:
     early = {k: float(c["mean"][1]) for k, c in fig4["curves"].items()}
     late = {k: float(c["mean"][-1]) for k, c in fig4["curves"].items()}
     return {
-        "fig2: Pre-LN and Peri-LN converge last (gamma = 0.99)": (
+        "fig2-last": Claim(
+            "fig2: Pre-LN and Peri-LN converge last (gamma = 0.99)",
             set(last_two) == {"pre-ln", "peri-ln"}, reach),
-        f"fig2: Post-LN, nGPT and Peri-LN are ahead of Pre-LN early (gamma at t = "
-        f"{t2[k1]:g})": (
+        "fig2-early": Claim(
+            f"fig2: Post-LN, nGPT and Peri-LN are ahead of Pre-LN early (gamma at t = "
+            f"{t2[k1]:g})",
             min(early2[k] for k in ("post-ln", "ngpt", "peri-ln")) > early2["pre-ln"],
             early2),
-        f"fig4: Peri-LN and nGPT move first (mean gamma at t = {t4[1]:g})": (
-            min(early["peri-ln"], early["ngpt"])
-            > max(early["post-ln"], early["pre-ln"]), early),
-        f"fig4: Post-LN and nGPT collapse faster than Pre-LN and Peri-LN (t = {t4[-1]:g})": (
+        "fig4-first": Claim(
+            f"fig4: Peri-LN and nGPT move first (mean gamma at t = {t4[1]:g})",
+            min(early["peri-ln"], early["ngpt"]) > max(early["post-ln"], early["pre-ln"]),
+            early),
+        "fig4-collapse": Claim(
+            f"fig4: Post-LN and nGPT collapse faster than Pre-LN and Peri-LN "
+            f"(t = {t4[-1]:g})",
             min(late["post-ln"], late["ngpt"]) > max(late["pre-ln"], late["peri-ln"]), late),
     }
 
@@ -217,3 +234,73 @@ def write_figures(out, quick: bool = False, progress=None) -> dict:
     }
     return {"files": files, "checks": caption_checks(f2, f4),
             "data": {"figure2": f2, "figure3": f3, "figure4": f4, "figure5": f5}}
+
+
+# --------------------------------------------------------------------------
+# the clustering phase diagram (symdyn.phase_diagram computes it)
+# --------------------------------------------------------------------------
+
+def plot_phase_diagrams(diagrams, out, name, title):
+    """One row per scheme, one column per ``d``: linked fraction over
+    ``(beta, log t)``, the equiangular curve :math:`T_*` (white) and the
+    empirical :math:`t_{1/2}` (dots). Writes ``name.png`` and ``name.svg``."""
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = list(diagrams.values())
+    cols = len(rows[0].d)
+    fig, axes = plt.subplots(len(rows), cols, figsize=(3.4 * cols, 2.8 * len(rows)),
+                             squeeze=False, sharex=True, sharey=True,
+                             layout="constrained")
+    for r, pd_ in enumerate(rows):
+        t = pd_.t[pd_.t > 0]
+        for c, d in enumerate(pd_.d):
+            ax = axes[r, c]
+            mesh = ax.pcolormesh(pd_.beta, t, pd_.linked[c][:, pd_.t > 0].T, shading="nearest",
+                                 vmin=0, vmax=1, cmap="viridis")
+            ax.plot(pd_.beta, pd_.prediction, color="white", lw=1.6, label="equiangular $T_*$")
+            ax.plot(pd_.beta, pd_.transition[c], "o", color="tab:red", ms=3,
+                    label="$t_{1/2}$ (simulated)")
+            ax.set_yscale("log")
+            ax.set_ylim(t.min(), t.max())
+            ax.set_title(f"{pd_.scheme}, d = {d}: {pd_.distance[c]:.3f} dec", fontsize=9)
+            if c == 0:
+                ax.set_ylabel("t")
+            if r == len(rows) - 1:
+                ax.set_xlabel(r"$\beta$")
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    fig.colorbar(mesh, ax=axes, shrink=0.8 if len(rows) == 1 else 0.25,
+                 label=f"fraction of pairs with cos >= {LEVEL}")
+    fig.suptitle(title, fontsize=10)
+    files = save_figure(fig, out, name)
+    plt.close(fig)
+    return files
+
+
+def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
+                         seeds=8, t_max=1e3, points=81, **sweep_options):
+    """Sweep, then write ``phase_diagram.csv``, the figure of the first scheme
+    (``phase_diagram_<scheme>``) and, with several schemes, ``phase_diagram_all``.
+
+    Returns ``(diagrams, files)``. ``out`` is checked for writing, and
+    ``points`` against memory (a table row per time point), before any work.
+    """
+    integer(points, "points", 2)
+    memory(points * ROW_BYTES["simulate"], f"points = {points:,} (a table row each, at least)")
+    number(t_max, "t_max", 0.1, low_open=True)
+    out = writable_path(out, "out", folder=True)
+    t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
+    csv = out / "phase_diagram.csv"
+    dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)
+    first = next(iter(dg))
+    files = {"table": [csv]}
+    files[first] = plot_phase_diagrams(
+        {first: dg[first]}, out, f"phase_diagram_{first}",
+        f"{first}, identity weights, n = {n}, uniform starts, {seeds} seeds: "
+        f"clustering phase diagram and the equiangular prediction")
+    if len(dg) > 1:
+        files["all"] = plot_phase_diagrams(
+            dg, out, "phase_diagram_all",
+            f"Every scheme, identity weights, n = {n}, {seeds} seeds")
+    return dg, files

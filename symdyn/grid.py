@@ -13,9 +13,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
-
-from .checks import finite_array, is_integer, memory
+from .checks import is_integer, is_real, memory, number
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -40,11 +38,6 @@ ROW_BYTES = {kind: 8 * (2 * (2 + len(COLUMNS[kind])) + 3 * len(AXES[kind])) for 
 # the grid
 # --------------------------------------------------------------------------
 
-def is_real(v) -> bool:
-    """A Python or numpy int or float, not a ``bool``."""
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-
-
 def listed(raw) -> list:
     """An axis value or list of values as a list (text and schemes are single values)."""
     if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
@@ -55,7 +48,7 @@ def listed(raw) -> list:
 def _number(axis, v, low, open_=False):
     if not is_real(v):
         raise ValueError(f"grid axis {axis!r}: expected numbers, got {v!r}")
-    return float(finite_array(v, f"grid axis {axis!r}:", low, low_open=open_))
+    return number(v, f"grid axis {axis!r}", low, low_open=open_)
 
 
 def _integer(axis, v, low):

@@ -8,46 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import finite_array, integer, memory
-
-
-def number(value, name, low=None, high=None, *, low_open=False, high_open=False) -> float:
-    """``value`` as a float: one real, finite number in the interval, else a
-    ``ValueError`` naming ``name`` and the interval (numpy scalars pass)."""
-    try:
-        x = finite_array(value, name)
-    except ValueError:
-        x = None
-    ok = x is not None and x.ndim == 0
-    if ok and low is not None:
-        ok = x > low if low_open else x >= low
-    if ok and high is not None:
-        ok = x < high if high_open else x <= high
-    if not ok:
-        span = (f"{'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}, "
-                f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
-        raise ValueError(f"{name} must be a finite number in {span}, got {value!r}")
-    return float(x)
-
-
-def array(value, name) -> np.ndarray:
-    """``value`` as a finite float array (a finite float64 array is not copied);
-    complex, text, boolean or non-finite entries are a one-line ``ValueError``."""
-    if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
-        return value
-    try:
-        return finite_array(value, name)
-    except ValueError:
-        raise ValueError(f"{name}: expected real, finite numbers (not complex, text, "
-                         f"booleans, nan or inf)") from None
-
-
-def rng(seed) -> np.random.Generator:
-    """``numpy.random.default_rng(seed)``; a seed it cannot use is a ValueError."""
-    try:
-        return np.random.default_rng(seed)
-    except (TypeError, ValueError):
-        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}") from None
+from .checks import integer, memory, number, rng
 
 
 def _check(n, d, batch, what, per_token=1):

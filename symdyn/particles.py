@@ -38,8 +38,7 @@ from sympy.core.function import AppliedUndef
 
 from .attention import attention as _attention
 from .attention import of_weights
-from .checks import finite_array, memory, output_times
-from .init import array, number
+from .checks import finite_array, memory, number, output_times, real_array
 from .integrate import integrate
 from .schemes import LayerRule, Scheme, radial_fault, speed_fault, unit
 from .schemes import scheme as get_scheme
@@ -273,7 +272,7 @@ def _shape(X0):
 
 
 def _tokens(X, shape):
-    X = array(X, "X0").reshape(shape)
+    X = real_array(X, "X0").reshape(shape)
     norms = np.linalg.norm(X, axis=-1)
     if np.any(norms == 0):
         b, k = np.argwhere(norms == 0)[0]

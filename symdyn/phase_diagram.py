@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from .checks import finite_array, integer, memory, writable_path
-from .grid import ROW_BYTES, is_real, listed
+from .checks import finite_array, is_real, number
+from .grid import listed
 from .solve import solve
 
 LEVEL = 0.999
@@ -51,7 +51,7 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
     if not (is_real(gamma0) and gamma0 < level):
         raise ValueError(f"gamma0 must be a number below level = {level}, got {gamma0!r}")
-    _t_max(t_max, 1e-3)
+    number(t_max, "t_max", 1e-3, low_open=True)
     target = np.log1p(-level)
     grid = np.concatenate([[0.0], np.geomspace(1e-3, t_max, 200)])
     tr = solve(scheme, n=n, beta=beta, gamma0=gamma0, t=grid)
@@ -69,11 +69,6 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
         lo, hi = np.log(grid[k - 1]) if k > 1 else np.log(1e-12), np.log(grid[k])
         out[i] = np.exp(brentq(f, lo, hi, xtol=1e-12, rtol=1e-10))
     return out
-
-
-def _t_max(t_max, low):
-    if not (is_real(t_max) and np.isfinite(t_max) and t_max > low):
-        raise ValueError(f"t_max must be a finite number > {low}, got {t_max!r}")
 
 
 def crossing_time(t, fraction, half=0.5):
@@ -154,87 +149,3 @@ def phase_diagram(schemes=("post-ln",), d=(8, 128, 1024), beta=None, t=None, n=3
                   **sweep_options)
     named = {getattr(s, "name", s): s for s in schemes}
     return diagrams(table, n=n, level=sweep_options["cluster_threshold"], schemes=named), table
-
-
-def plot_phase_diagrams(diagrams, out, name, title):
-    """One row per scheme, one column per ``d``: linked fraction over
-    ``(beta, log t)``, the equiangular curve :math:`T_*` (white) and the
-    empirical :math:`t_{1/2}` (dots). Writes ``name.png`` and ``name.svg``."""
-    from pathlib import Path
-
-    import matplotlib.pyplot as plt
-
-    from .figures import save_figure
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = list(diagrams.values())
-    cols = len(rows[0].d)
-    fig, axes = plt.subplots(len(rows), cols, figsize=(3.4 * cols, 2.8 * len(rows)),
-                             squeeze=False, sharex=True, sharey=True,
-                             layout="constrained")
-    for r, pd_ in enumerate(rows):
-        t = pd_.t[pd_.t > 0]
-        for c, d in enumerate(pd_.d):
-            ax = axes[r, c]
-            mesh = ax.pcolormesh(pd_.beta, t, pd_.linked[c][:, pd_.t > 0].T, shading="nearest",
-                                 vmin=0, vmax=1, cmap="viridis")
-            ax.plot(pd_.beta, pd_.prediction, color="white", lw=1.6, label="equiangular $T_*$")
-            ax.plot(pd_.beta, pd_.transition[c], "o", color="tab:red", ms=3,
-                    label="$t_{1/2}$ (simulated)")
-            ax.set_yscale("log")
-            ax.set_ylim(t.min(), t.max())
-            ax.set_title(f"{pd_.scheme}, d = {d}: {pd_.distance[c]:.3f} dec", fontsize=9)
-            if c == 0:
-                ax.set_ylabel("t")
-            if r == len(rows) - 1:
-                ax.set_xlabel(r"$\beta$")
-    axes[0, 0].legend(fontsize=7, loc="upper left")
-    fig.colorbar(mesh, ax=axes, shrink=0.8 if len(rows) == 1 else 0.25,
-                 label=f"fraction of pairs with cos >= {LEVEL}")
-    fig.suptitle(title, fontsize=10)
-    files = save_figure(fig, out, name)
-    plt.close(fig)
-    return files
-
-
-def parse_range(text, name="beta"):
-    """``"a:b:k"``: ``k`` evenly spaced values from ``a`` to ``b`` (or one number)."""
-    parts = str(text).split(":")
-    try:
-        if len(parts) == 1:
-            return np.array([float(parts[0])])
-        a, b, k = float(parts[0]), float(parts[1]), int(parts[2])
-    except (ValueError, IndexError):
-        raise ValueError(f"{name}: expected a:b:k (k values from a to b), got {text!r}") from None
-    if len(parts) != 3 or k < 1 or not (np.isfinite(a) and np.isfinite(b)) or b < a:
-        raise ValueError(f"{name}: expected a:b:k with a <= b and k >= 1, got {text!r}")
-    return np.linspace(a, b, k)
-
-
-def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
-                         seeds=8, t_max=1e3, points=81, **sweep_options):
-    """Sweep, then write ``phase_diagram.csv``, the figure of the first scheme
-    (``phase_diagram_<scheme>``) and, with several schemes, ``phase_diagram_all``.
-
-    Returns ``(diagrams, files)``. ``out`` is checked for writing, and
-    ``points`` against memory (a table row per time point), before any work.
-    """
-    integer(points, "points", 2)
-    memory(points * ROW_BYTES["simulate"], f"points = {points:,} (a table row each, at least)")
-    _t_max(t_max, 0.1)
-    out = writable_path(out, "out", folder=True)
-    t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
-    csv = out / "phase_diagram.csv"
-    dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)
-    first = next(iter(dg))
-    files = {"table": [csv]}
-    files[first] = plot_phase_diagrams(
-        {first: dg[first]}, out, f"phase_diagram_{first}",
-        f"{first}, identity weights, n = {n}, uniform starts, {seeds} seeds: "
-        f"clustering phase diagram and the equiangular prediction")
-    if len(dg) > 1:
-        files["all"] = plot_phase_diagrams(
-            dg, out, "phase_diagram_all",
-            f"Every scheme, identity weights, n = {n}, {seeds} seeds")
-    return dg, files

@@ -12,7 +12,11 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
+from . import __version__
+from .figures import write_figures, write_phase_diagrams
+from .formatting import markdown_table
 from .schemes import schemes
+from .solve import solve
 from .summary import Derivation, derive
 
 _INTRO = """\
@@ -38,13 +42,6 @@ def _order(o) -> str:
     return "n/a" if o is None else f"$\\Theta({sp.latex(o.var ** o.exponent)})$"
 
 
-def markdown_table(header, rows) -> str:
-    """A markdown table: ``header`` and each row are lists of cell texts."""
-    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
 def _png(paths):
     """The PNG among a figure's files (None when there is none)."""
     return next((p for p in paths if str(p).endswith(".png")), None)
@@ -65,8 +62,6 @@ DEPTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 
 def depth_table(n: int = 32, beta: float = 1.0, depths=DEPTHS) -> str:
     """gamma(t) of every scheme from an orthogonal start, by :func:`solve`."""
-    from .solve import solve
-
     rows = []
     for name in schemes():
         tr = solve(name, n=n, beta=beta, gamma0=0.0, t=list(depths))
@@ -100,13 +95,13 @@ def figure_section(result: dict, folder: str) -> str:
     lines = []
     for name, paths in result["files"].items():
         lines += [f"![{name}]({folder}/{_png(paths).name})", "", CAPTIONS.get(name, name), ""]
-    rows = [[claim, "yes" if ok else "**no**",
-             ", ".join(f"{k} {v:.3g}" for k, v in numbers.items())]
-            for claim, (ok, numbers) in result["checks"].items()]
+    claims = result["checks"]
+    rows = [[c.text, "yes" if c.holds else "**no**",
+             ", ".join(f"{k} {v:.3g}" for k, v in c.numbers.items())]
+            for c in claims.values()]
     lines += ["What the captions claim, checked on the data:", "",
               markdown_table(["claim", "holds here", "numbers"], rows).rstrip("\n")]
-    failed = [c for c, (ok, _) in result["checks"].items() if not ok]
-    if any(c.startswith("fig2: Pre-LN and Peri-LN converge last") for c in failed):
+    if not claims["fig2-last"].holds:
         lines += ["", "Where the claim does not hold here, the numbers say why: for "
                   "Figure 2 at gamma = 0.99, Mix-LN (Pre-LN after t_switch = 1) is "
                   "slower than Peri-LN in our model, so Peri-LN is not among the last "
@@ -125,7 +120,7 @@ def distance_table(diagrams) -> str:
 
 def phase_section(diagrams, files, folder: str) -> str:
     """Markdown for the clustering phase diagrams of
-    :func:`symdyn.phase_diagram.write_phase_diagrams`."""
+    :func:`symdyn.figures.write_phase_diagrams`."""
     first = next(iter(diagrams.values()))
     lines = [f"Tokens uniform on the sphere, identity weights, $n = {first.n}$; colour: "
              "the fraction of pairs with $\\langle x_i, x_j\\rangle \\ge 0.999$ "
@@ -176,11 +171,8 @@ def write_report(out: str | Path, progress: Callable[[str], None] | None = None,
     """Write ``out/README.md`` with every built-in scheme's derivation.
 
     ``sections`` are extra ``(title, markdown)`` pairs placed after the
-    tables (the CLI adds the proofs_check verdicts this way: the library
-    itself never imports proofs_check).
+    tables (:func:`build` computes them).
     """
-    from . import __version__
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     derivations = []
@@ -199,3 +191,37 @@ def write_report(out: str | Path, progress: Callable[[str], None] | None = None,
     path = out / "README.md"
     path.write_text("\n".join(parts))
     return path
+
+
+#: The quick report's phase-diagram sweep (the full one: phase_diagram's defaults).
+QUICK_PHASE_DIAGRAM = {"d": (8, 128), "seeds": 4, "beta": np.linspace(0, 9, 5), "points": 41}
+
+
+def build(out: str | Path, *, quick: bool = False, figures: bool = True,
+          phase_diagram: bool = True, scheduler: str | None = None,
+          verdicts: Callable[[Callable], str] | None = None,
+          progress: Callable[[str], None] | None = None) -> Path:
+    """Compute every section and write ``out/README.md``; returns its path.
+
+    ``figures``: Figures 2-5 (``quick``: d = 128, fewer seeds); ``phase_diagram``:
+    the sweep of every scheme (``quick``: :data:`QUICK_PHASE_DIAGRAM`), on
+    ``scheduler`` if given; ``verdicts(progress)`` returns the markdown of the
+    claim checks (the CLI passes proofs_check's, which the library does not
+    import).
+    """
+    say = progress or (lambda message: None)
+    out = Path(out)
+    sections = []
+    if figures:
+        result = write_figures(out / "figures", quick=quick, progress=say)
+        sections.append(("Figures", figure_section(result, "figures")))
+    if phase_diagram:
+        say("phase diagrams (sweep of every scheme)")
+        dg, files = write_phase_diagrams(
+            out / "phase_diagram", schemes=schemes(), scheduler=scheduler, progress=True,
+            **(QUICK_PHASE_DIAGRAM if quick else {}))
+        files = {k: v for k, v in files.items() if k != "table"}
+        sections.append(("Clustering phase diagram", phase_section(dg, files, "phase_diagram")))
+    if verdicts is not None:
+        sections.append(("Verdicts of proofs_check (quick grids)", verdicts(say)))
+    return write_report(out, progress=say, sections=sections)

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import integer, is_integer, writable_path
+from .checks import integer, is_integer, is_real, writable_path
 from .executors import backend
-from .grid import AXES, COLUMNS, Task, grid_axes, is_real, label, tasks_of  # noqa: F401
+from .grid import AXES, COLUMNS, Task, grid_axes, label, tasks_of  # noqa: F401
 from .progress import progress_bar
 
 

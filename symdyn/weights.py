@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import integer, memory
-from .init import array, number, rng
+from .checks import integer, memory, number, real_array, rng
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def as_weights(weights, d: int) -> Weights:
     if weights is None:
         return identity(d)
     if isinstance(weights, Weights):
-        w = Weights(*(array(M, f"weights: {name}") for name, M in
+        w = Weights(*(real_array(M, f"weights: {name}") for name, M in
                       (("Q", weights.Q), ("K", weights.K), ("V", weights.V))),
                     identity=weights.identity)
     else:
@@ -89,7 +88,7 @@ def as_weights(weights, d: int) -> Weights:
             raise ValueError("weights: expected None, (Q, K, V) or sd.weights.Weights") from None
         mats = []
         for name, M in (("Q", Q), ("K", K), ("V", V)):
-            M = array(M, f"weights: {name}")
+            M = real_array(M, f"weights: {name}")
             if M.ndim == 2:
                 M = M[None]
             if M.ndim != 3 or M.shape[-1] != M.shape[-2]:

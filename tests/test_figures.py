@@ -43,7 +43,8 @@ def test_figure4_and_5_bands():
     assert list(f5["curves"])[0] == "none" and len(f5["curves"]) == 7
     assert f5["curves"]["post-ln"] is f4["curves"]["post-ln"]
     checks = caption_checks(figure2_data(t_max=20.0, points=201), f4)
-    assert len(checks) == 4 and all(isinstance(ok, bool) for ok, _ in checks.values())
+    assert set(checks) == {"fig2-last", "fig2-early", "fig4-first", "fig4-collapse"}
+    assert all(isinstance(c.holds, bool) and c.numbers for c in checks.values())
 
 
 def test_write_figures_makes_png_and_svg(tmp_path, monkeypatch):

@@ -9,12 +9,11 @@ import pytest
 from test_cli import run as run_cli
 
 import symdyn as sd
-from symdyn.cli import main
+from symdyn.cli import main, parse_range
 from symdyn.phase_diagram import (
     crossing_time,
     diagrams,
     equiangular_time,
-    parse_range,
     phase_diagram,
 )
 from symdyn.report import phase_section

@@ -17,7 +17,8 @@ import pytest
 import test_sweep
 
 import symdyn as sd
-from symdyn.phase_diagram import phase_diagram, write_phase_diagrams
+from symdyn.figures import write_phase_diagrams
+from symdyn.phase_diagram import phase_diagram
 from symdyn.sweep import CacheWarning
 
 sweep_module = sys.modules["symdyn.sweep"]
