@@ -7,6 +7,8 @@ Examples
 C*exp(-2*t)
 """
 
+__version__ = "0.1.0"
+
 from . import init, symbols, weights
 from .asymptotics import (
     LeadingOrder,
@@ -23,8 +25,6 @@ from .schemes import Scheme, custom_scheme, scheme, schemes
 from .solve import Trajectory, solve
 from .summary import Derivation, derive
 from .sweep import sweep
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Derivation", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
