@@ -15,6 +15,7 @@ import numpy as np
 
 from . import init, weights
 from .checks import integer, memory, number, writable_path
+from .curves import first_reach
 from .grid import ROW_BYTES
 from .particles import simulate
 from .phase_diagram import LEVEL, phase_diagram
@@ -91,11 +92,6 @@ def figure5_data(base: dict | None = None, **kwargs) -> dict:
 # what the captions say, checked on the data
 # --------------------------------------------------------------------------
 
-def _first_time(t, g, level):
-    above = np.flatnonzero(g >= level)
-    return float(t[above[0]]) if above.size else np.inf
-
-
 class Claim(NamedTuple):
     """A caption's claim checked on the data: its text, whether it holds, the numbers."""
 
@@ -107,7 +103,7 @@ class Claim(NamedTuple):
 def caption_checks(fig2: dict, fig4: dict) -> dict[str, Claim]:
     """The captions' claims, by key, with the numbers behind them."""
     t2 = fig2["t"]
-    reach = {k: _first_time(t2, c["gamma"], 0.99) for k, c in fig2["curves"].items()}
+    reach = {k: first_reach(t2, c["gamma"], 0.99) for k, c in fig2["curves"].items()}
     last_two = sorted(reach, key=reach.get)[-2:]
     k1 = int(np.argmin(np.abs(t2 - 1.0)))
     early2 = {k: float(c["gamma"][k1]) for k, c in fig2["curves"].items()}

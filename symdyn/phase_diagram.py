@@ -25,6 +25,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .checks import finite_array, is_real, number
+from .curves import first_reach
 from .grid import listed
 from .solve import solve
 
@@ -71,19 +72,6 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
     return out
 
 
-def crossing_time(t, fraction, half=0.5):
-    """First time ``fraction`` reaches ``half``, linear in ``log t`` (``inf``: never)."""
-    above = np.flatnonzero(fraction >= half)
-    if above.size == 0:
-        return np.inf
-    k = above[0]
-    if k == 0 or t[k - 1] <= 0:
-        return float(t[k])
-    x0, x1 = np.log(t[k - 1]), np.log(t[k])
-    y0, y1 = fraction[k - 1], fraction[k]
-    return float(np.exp(x0 + (half - y0) * (x1 - x0) / (y1 - y0)))
-
-
 @dataclass(frozen=True)
 class PhaseDiagram:
     """One scheme's diagram; ``linked[i, j, k]``: ``d[i]``, ``beta[j]``, ``t[k]``."""
@@ -116,8 +104,8 @@ def diagrams(table, n=32, level=LEVEL, schemes=None) -> dict[str, PhaseDiagram]:
         linked = mean.to_numpy().reshape(len(ds), len(betas), len(t))
         T = equiangular_time(schemes.get(scheme, scheme), n, betas, level=level)
         window = (T >= t[t > 0].min()) & (T <= t.max())
-        trans = np.array([[crossing_time(t, linked[i, j]) for j in range(len(betas))]
-                          for i in range(len(ds))])
+        trans = np.array([[first_reach(t, linked[i, j], 0.5, log_interpolate=True)
+                           for j in range(len(betas))] for i in range(len(ds))])
         dist, miss = [], []
         for i in range(len(ds)):
             inside = np.isfinite(trans[i]) & (trans[i] > 0)

@@ -10,8 +10,8 @@ from test_cli import run as run_cli
 
 import symdyn as sd
 from symdyn.cli import main, parse_range
+from symdyn.curves import first_reach
 from symdyn.phase_diagram import (
-    crossing_time,
     diagrams,
     equiangular_time,
     phase_diagram,
@@ -49,9 +49,12 @@ def test_equiangular_time_not_reached_is_inf():
 
 def test_crossing_time_interpolates_in_log_t():
     t = np.array([0.0, 1.0, 10.0, 100.0])
-    assert crossing_time(t, np.array([0, 0, 0.25, 0.75])) == pytest.approx(10 ** 1.5)
-    assert crossing_time(t, np.array([0, 0.5, 1, 1])) == 1.0
-    assert crossing_time(t, np.array([0, 0, 0.1, 0.4])) == np.inf
+    def crossing(f):
+        return first_reach(t, f, 0.5, log_interpolate=True)
+    assert crossing(np.array([0, 0, 0.25, 0.75])) == pytest.approx(10 ** 1.5)
+    assert crossing(np.array([0, 0.5, 1, 1])) == 1.0
+    assert crossing(np.array([0, 0, 0.1, 0.4])) == np.inf
+    assert first_reach(t, np.array([0, 0, 0.25, 0.75]), 0.5) == t[3]    # no interpolation
 
 
 def _synthetic(shift):
