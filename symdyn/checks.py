@@ -31,6 +31,17 @@ def _numbers(value, name):
     return raw.astype(float)
 
 
+#: The attention kinds: softmax, or the kernel with denominator n.
+ATTENTIONS = ("softmax", "unnormalized")
+
+
+def check_attention(attention) -> str:
+    """``attention`` if it is one of :data:`ATTENTIONS`, else a ValueError naming it."""
+    if not isinstance(attention, str) or attention not in ATTENTIONS:
+        raise ValueError(f"attention: must be one of {ATTENTIONS}, got {attention!r}")
+    return attention
+
+
 def finite_array(value, name, low=None, low_open=False):
     """``value`` as a float array, finite and ``>= low`` (``> low`` if ``low_open``)."""
     arr = _numbers(value, name)

@@ -17,8 +17,7 @@ import warnings
 import mpmath
 import numpy as np
 
-from .checks import finite_array, writable_path
-from .equiangular import ATTENTIONS
+from .checks import ATTENTIONS, finite_array, writable_path
 from .figures import write_figures, write_phase_diagrams
 from .report import build as build_report
 from .report import distance_table

@@ -29,13 +29,12 @@ from functools import lru_cache
 import sympy as sp
 
 from .budget import time_limit
+from .checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
 from .expressions import value
 from .schemes import Scheme
 from .schemes import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, A_norm, a, gamma, n
 from .symbols import beta as BETA
-
-ATTENTIONS = ("softmax", "unnormalized")
 
 
 @dataclass(frozen=True)
@@ -119,13 +118,6 @@ def _tidy_factors(expr: sp.Expr) -> sp.Expr:
 def _combine(x: dict, y: dict, cx=1, cy=1) -> dict:
     keys = set(x) | set(y)
     return {k: cx * x.get(k, 0) + cy * y.get(k, 0) for k in keys}
-
-
-def check_attention(attention: str) -> str:
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention: must be one of {ATTENTIONS}, "
-                         f"got {attention!r}")
-    return attention
 
 
 def reduce(scheme, attention: str = "softmax", beta=BETA) -> Reduction:

@@ -38,9 +38,14 @@ FUNCTIONS = {
     "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh,
     "asinh": sp.asinh, "acosh": sp.acosh, "atanh": sp.atanh,
     "Abs": sp.Abs, "abs": sp.Abs, "sign": sp.sign, "Max": sp.Max, "Min": sp.Min,
-    "floor": sp.floor, "ceiling": sp.ceiling, "factorial": sp.factorial,
+    "floor": sp.floor, "ceiling": sp.ceiling, "factorial": lambda x: _factorial(x),
     "erf": sp.erf, "Heaviside": sp.Heaviside, "gamma": sp.gamma, "Gamma": sp.gamma,
 }
+def _factorial(x):
+    """``x!``: exact for a whole number, else ``gamma(x + 1)`` (what numerics can evaluate)."""
+    return sp.factorial(x) if x.is_Integer and x >= 0 else sp.gamma(x + 1)
+
+
 #: The modules float code is compiled against (``sp.lambdify``): scipy
 #: first, for the special functions (erf, gamma, factorial) numpy lacks.
 NUMERIC_MODULES = ["scipy", "numpy"]

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from .checks import is_integer, is_real, memory, number
+from .checks import ATTENTIONS, is_integer, is_real, memory, number
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -75,8 +75,6 @@ def _scheme_value(kind, v):
 
 def _value(kind, axis, v):
     """One checked axis value."""
-    from .equiangular import ATTENTIONS
-
     if axis == "scheme":
         return _scheme_value(kind, v)
     if axis in ("n",):

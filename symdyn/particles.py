@@ -38,7 +38,7 @@ from sympy.core.function import AppliedUndef
 
 from .attention import attention as _attention
 from .attention import of_weights
-from .checks import finite_array, memory, number, output_times, real_array
+from .checks import check_attention, finite_array, memory, number, output_times, real_array
 from .integrate import integrate
 from .schemes import LayerRule, Scheme, radial_fault, speed_fault, unit
 from .schemes import scheme as get_scheme
@@ -48,7 +48,6 @@ from .weights import as_weights, identity
 #: The baseline without normalization (attention on the raw tokens).
 NONE = Scheme("none", r, a, sp.Integer(0),
               layer=LayerRule("none", lambda s, x, h, tk, A, field: x + h * A(x)))
-KINDS = ("softmax", "unnormalized")
 
 
 @dataclass(frozen=True)
@@ -367,8 +366,7 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
     """
     s = resolve(scheme)
     _concrete(s)
-    if not isinstance(attention, str) or attention not in KINDS:
-        raise ValueError(f"attention: must be one of {KINDS}, got {attention!r}")
+    check_attention(attention)
     step = None if step is None else number(step, "step", 0, low_open=True)
     rtol, atol = (number(v, k, 0, 1, low_open=True, high_open=True)
                   for k, v in (("rtol", rtol), ("atol", atol)))
