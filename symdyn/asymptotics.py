@@ -37,7 +37,6 @@ from .schemes import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, C, gamma, n, r, t
 from .symbols import beta as BETA
 
-LAWS = ("exponential", "stretched-exponential", "polynomial", "no-collapse")
 r_0 = sp.Symbol("r_0", positive=True)
 _s = sp.Symbol("s", nonnegative=True)
 

@@ -13,7 +13,11 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
+import symdyn  # the version, read at call time (a new version invalidates caches)
+
 from .checks import ATTENTIONS, is_integer, is_real, memory, number
+from .particles import layer_times, resolve
+from .schemes import scheme
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -64,8 +68,6 @@ def _choice(axis, v, allowed):
 
 
 def _scheme_value(kind, v):
-    from .particles import resolve
-    from .schemes import scheme
 
     try:
         return resolve(v) if kind == "simulate" else scheme(v)
@@ -156,9 +158,8 @@ class Task:
     @cached_property
     def doc(self) -> str:
         """The parameters and the symdyn version, as canonical JSON text."""
-        from . import __version__
 
-        doc = {"version": __version__, "kind": self.kind, "seeds": list(self.seeds),
+        doc = {"version": symdyn.__version__, "kind": self.kind, "seeds": list(self.seeds),
                "t": [float(x) for x in self.t], "options": [list(o) for o in self.options],
                "points": [{k: _token(v) for k, v in p.items()} for p in self.points]}
         return json.dumps(doc, sort_keys=True, default=repr)
@@ -176,13 +177,12 @@ def _check_point(kind, p, times):
         raise ValueError(f"grid axis 'gamma0': must lie in [-1/(n-1), 1] = "
                          f"[{-1 / (n - 1):.6g}, 1] for n = {n}, got {p['gamma0']!r}")
     if kind == "simulate":
-        from .particles import _times
 
         if p["init"] == "equiangular" and p["d"] < n:
             raise ValueError(f"grid axis 'd': an equiangular start needs d >= n; "
                              f"got d = {p['d']}, n = {n}")
         try:
-            _times(times, p["step"])
+            layer_times(times, p["step"])
         except ValueError as e:
             raise ValueError(f"grid axis 'step': {e}") from None
 

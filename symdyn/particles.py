@@ -296,7 +296,7 @@ def _workspace(M, n, d, K, span, step, save_x):
 MAX_DAYS = 1
 
 
-def _times(t, step, flops=0.0):
+def layer_times(t, step, flops=0.0):
     """Output times; with ``step``, multiples of it on distinct layers, and a
     layer count that can run (from below: 10 us a layer plus ``flops`` a layer
     at 1e12 flop/s)."""
@@ -388,7 +388,7 @@ def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, 
     span = (w is None or w.identity) and d > n
     heads = 1 if w is None else w.Q.shape[1]
     full = 0 if w is None or w.identity else 1.5 * d        # projections Q, K, V
-    times = _times(t, step, flops=4 * M * heads * n * d * (n + full))
+    times = layer_times(t, step, flops=4 * M * heads * n * d * (n + full))
     _workspace(M, n, d, len(times), span, step, save_x)
     X, norms = _tokens(X, (M, n, d))
 

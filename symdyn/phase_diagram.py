@@ -28,6 +28,7 @@ from .checks import finite_array, is_real, number
 from .curves import first_reach
 from .grid import listed
 from .solve import solve
+from .sweep import sweep
 
 LEVEL = 0.999
 
@@ -126,7 +127,6 @@ def phase_diagram(schemes=("post-ln",), d=(8, 128, 1024), beta=None, t=None, n=3
     (logarithmic) after 0. ``sweep_options`` go to :func:`~symdyn.sweep.sweep`
     (``executor``, ``workers``, ``scheduler``, ``cache``, ``progress``, ...).
     """
-    from .sweep import sweep
 
     schemes = listed(schemes)
     beta = np.arange(10.0) if beta is None else beta

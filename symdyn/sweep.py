@@ -26,14 +26,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import integer, is_integer, is_real, writable_path
+from . import init, weights
+from .checks import integer, is_integer, is_real, output_times, writable_path
 from .executors import backend
 from .grid import AXES, COLUMNS, Task, grid_axes, label, tasks_of  # noqa: F401
+from .particles import simulate
 from .progress import progress_bar
+from .solve import solve
 
 
 def _start(p, seed):
-    from . import init
 
     n, d, scale = p["n"], p["d"], p["scale"]
     if p["init"] == "sphere":
@@ -44,7 +46,6 @@ def _start(p, seed):
 
 
 def _weights(p, times):
-    from . import weights
 
     d, heads = p["d"], p["heads"]
     if p["weights"] == "identity":
@@ -58,8 +59,6 @@ def _weights(p, times):
 
 def run_task(task: Task):
     """Compute one task: ``(columns, seconds)``; rows are seed-major, then time."""
-    from .particles import simulate
-    from .solve import solve
 
     start = time.perf_counter()
     opts = dict(task.options)
@@ -262,7 +261,6 @@ def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=N
     >>> df[["scheme", "beta", "t", "gamma"]].round(4).values.tolist()[:2]
     [['post-ln', 1.0, 0.0, 0.0], ['post-ln', 1.0, 10.0, 1.0]]
     """
-    from .checks import output_times
 
     started = time.perf_counter()
     axes = grid_axes(kind, grid)
