@@ -1,6 +1,9 @@
-"""Argument checks shared by the solvers and the simulator.
+"""Argument checks: one checker per rule, shared by every module.
 
-Bad input raises ``ValueError`` naming the argument and the allowed range.
+Numbers (``number``, ``finite_array``, ``real_array``, ``integer``), output
+times, attention kinds, seeds, output paths (``writable_path``) and sizes
+against the machine's memory (``memory``). Bad input raises ``ValueError``
+naming the argument and the allowed range.
 """
 
 from __future__ import annotations

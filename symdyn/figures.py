@@ -18,7 +18,7 @@ from .checks import integer, memory, number, writable_path
 from .curves import first_reach
 from .grid import ROW_BYTES
 from .particles import simulate
-from .phase_diagram import LEVEL, phase_diagram
+from .phase_diagram import phase_diagram
 from .schemes import scheme, schemes
 from .solve import solve
 
@@ -267,7 +267,7 @@ def plot_phase_diagrams(diagrams, out, name, title):
                 ax.set_xlabel(r"$\beta$")
     axes[0, 0].legend(fontsize=7, loc="upper left")
     fig.colorbar(mesh, ax=axes, shrink=0.8 if len(rows) == 1 else 0.25,
-                 label=f"fraction of pairs with cos >= {LEVEL}")
+                 label=f"fraction of pairs with cos >= {rows[0].level:g}")
     fig.suptitle(title, fontsize=10)
     files = save_figure(fig, out, name)
     plt.close(fig)

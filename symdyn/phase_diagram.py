@@ -87,6 +87,7 @@ class PhaseDiagram:
     transition: np.ndarray          # t_1/2 per (d, beta)
     distance: np.ndarray            # decades, per d
     mismatched: np.ndarray          # beta where only one of t_1/2, T_* is in the window
+    level: float = LEVEL            # the cosine at which two tokens count as linked
 
 
 def diagrams(table, n=32, level=LEVEL, schemes=None) -> dict[str, PhaseDiagram]:
@@ -115,7 +116,7 @@ def diagrams(table, n=32, level=LEVEL, schemes=None) -> dict[str, PhaseDiagram]:
                         if both.any() else np.inf)
             miss.append(int(np.sum(inside != window)))
         out[scheme] = PhaseDiagram(scheme, n, ds, betas, t, linked, T, trans,
-                                   np.array(dist), np.array(miss))
+                                   np.array(dist), np.array(miss), level)
     return out
 
 

@@ -1,7 +1,9 @@
-"""The markdown report: every scheme's derived formulas, in LaTeX.
+"""The markdown report: derived formulas in LaTeX, figures, phase diagrams, verdicts.
 
-``write_report(out)`` writes ``out/README.md`` and returns its path: a summary
-table of initial and terminal velocities, then the reduced ODE per scheme.
+:func:`build` computes every section (figures, the phase-diagram sweep, the
+claim checks it is given) and :func:`write_report` writes ``out/README.md``:
+a summary table of initial and terminal velocities, gamma at depth, the
+sections, then the reduced ODE per scheme.
 """
 
 from __future__ import annotations
