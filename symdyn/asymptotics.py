@@ -31,8 +31,8 @@ import sympy as sp
 
 from .budget import time_limit
 from .equiangular import check_attention, reduce
-from .expressions import value
-from .schemes import branch_at
+from .expressions import ExprLike, value
+from .schemes import SchemeLike, branch_at
 from .schemes import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, C, gamma, n, r, t
 from .symbols import beta as BETA
@@ -72,8 +72,9 @@ def _expression(x, argument):
     return value(x, argument, ALL_SYMBOLS)
 
 
-def initial_velocity(scheme, gamma0=0, r0=1, attention="softmax", *,
-                     n=None, beta=BETA) -> sp.Expr:
+def initial_velocity(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike = 1,
+                     attention: str = "softmax", *,
+                     n: ExprLike | None = None, beta: ExprLike = BETA) -> sp.Expr:
     """:math:`\\dot\\gamma(0)` from an equiangular start, simplified.
 
     Parameters
@@ -97,8 +98,9 @@ def initial_velocity(scheme, gamma0=0, r0=1, attention="softmax", *,
         return _simplify(reduce(s, attention, beta).gamma_dot.subs(values))
 
 
-def initial_token_speed(scheme, gamma0=0, r0=1, attention="softmax", *,
-                        n=None, beta=BETA) -> sp.Expr:
+def initial_token_speed(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike = 1,
+                        attention: str = "softmax", *,
+                        n: ExprLike | None = None, beta: ExprLike = BETA) -> sp.Expr:
     """:math:`|\\dot\\theta_k(0)|` from an equiangular start, simplified.
 
     Examples
@@ -133,7 +135,7 @@ class LeadingOrder:
         return f"Theta({self.var ** self.exponent})"
 
 
-def leading_order(expr, var=n) -> LeadingOrder:
+def leading_order(expr: ExprLike, var: sp.Symbol | str = n) -> LeadingOrder:
     """Leading order of ``expr`` as ``var -> oo``: ``c * var**p``.
 
     ``p = lim log|expr| / log var`` and ``c = lim expr / var**p``.
@@ -256,7 +258,7 @@ def _growing_terms(Lam, max_terms=4):
                      f"growing terms")
 
 
-def terminal(scheme, attention: str = "softmax") -> Terminal:
+def terminal(scheme: SchemeLike, attention: str = "softmax") -> Terminal:
     """Derive the terminal law of ``1 - gamma`` for a scheme.
 
     Examples

@@ -30,8 +30,8 @@ import sympy as sp
 
 from .budget import time_limit
 from .checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
-from .expressions import value
-from .schemes import Scheme
+from .expressions import ExprLike, value
+from .schemes import Scheme, SchemeLike
 from .schemes import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, A_norm, a, gamma, n
 from .symbols import beta as BETA
@@ -120,7 +120,8 @@ def _combine(x: dict, y: dict, cx=1, cy=1) -> dict:
     return {k: cx * x.get(k, 0) + cy * y.get(k, 0) for k in keys}
 
 
-def reduce(scheme, attention: str = "softmax", beta=BETA) -> Reduction:
+def reduce(scheme: SchemeLike, attention: str = "softmax",
+           beta: ExprLike = BETA) -> Reduction:
     """Derive the closed ODE for ``(gamma, r)`` under a symmetric start.
 
     Parameters
@@ -176,7 +177,7 @@ def _reduce(s: Scheme, attention: str, beta: sp.Expr) -> Reduction:
                      token_speed, beta)
 
 
-def one_layer_cosine(attention: str = "softmax", beta=BETA) -> sp.Expr:
+def one_layer_cosine(attention: str = "softmax", beta: ExprLike = BETA) -> sp.Expr:
     """Cosine of two outputs of one attention layer, normalized, on equiangular inputs.
 
     :math:`\\langle A_1, A_2\\rangle / (|A_1|\\,|A_2|)` in ``gamma`` (the input

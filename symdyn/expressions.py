@@ -30,6 +30,9 @@ import sympy as sp
 
 from .symbols import t
 
+#: What an argument that becomes an expression accepts: text, a number or sympy.
+ExprLike = str | float | int | sp.Expr
+
 #: Functions a user expression may call, by the name it uses.
 FUNCTIONS = {
     "exp": sp.exp, "log": sp.log, "ln": sp.log, "sqrt": sp.sqrt, "cbrt": sp.cbrt,

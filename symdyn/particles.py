@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 from sympy.core.function import AppliedUndef
 
@@ -40,10 +41,10 @@ from .attention import attention as _attention
 from .attention import of_weights
 from .checks import check_attention, finite_array, memory, number, output_times, real_array
 from .integrate import integrate
-from .schemes import LayerRule, Scheme, radial_fault, speed_fault, unit
+from .schemes import LayerRule, Scheme, SchemeLike, radial_fault, speed_fault, unit
 from .schemes import scheme as get_scheme
 from .symbols import SCHEME_SYMBOLS, a, r
-from .weights import as_weights, identity
+from .weights import Weights, as_weights, identity
 
 #: The baseline without normalization (attention on the raw tokens).
 NONE = Scheme("none", r, a, sp.Integer(0),
@@ -234,7 +235,7 @@ class _Recorder:
 # input checks
 # --------------------------------------------------------------------------
 
-def resolve(scheme) -> Scheme:
+def resolve(scheme: SchemeLike) -> Scheme:
     """A built-in name, ``"none"`` (no normalization) or a Scheme."""
     if not isinstance(scheme, (str, Scheme)):
         raise ValueError(f"scheme: expected a name or a Scheme, got {scheme!r}")
@@ -316,8 +317,10 @@ def layer_times(t, step, flops=0.0):
     return times
 
 
-def simulate(scheme, X0, beta, t, weights=None, attention="softmax", step=None, *,
-             rtol=1e-10, atol=1e-12, save_x=False, cluster_threshold=0.999) -> Simulation:
+def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
+             weights: Weights | tuple | None = None, attention: str = "softmax",
+             step: float | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
+             save_x: bool = False, cluster_threshold: float = 0.999) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters

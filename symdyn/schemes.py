@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .expressions import NUMERIC_MODULES, number, parse
+from .expressions import NUMERIC_MODULES, ExprLike, number, parse
 from .symbols import SCHEME_SYMBOLS, A_norm, a, r, t
 
 
@@ -113,7 +113,7 @@ class Scheme:
 # layer rules: x_{k+1} from x_k (N(x) = x/|x|, A the attention, t_k = k h)
 # --------------------------------------------------------------------------
 
-def unit(x):
+def unit(x: np.ndarray) -> np.ndarray:
     """:math:`N(x) = x / |x|` along the last axis."""
     return x / np.sqrt(np.einsum("...i,...i->...", x, x))[..., None]
 
@@ -266,6 +266,10 @@ def check_positive(speed: sp.Expr, argument: str) -> None:
                          f"{what} at {point or 'every point'}")
 
 
+#: A scheme argument: a built-in name or a Scheme.
+SchemeLike = str | Scheme
+
+
 def schemes() -> list[str]:
     """The names of the built-in schemes.
 
@@ -278,7 +282,7 @@ def schemes() -> list[str]:
     return list(_REGISTRY)
 
 
-def scheme(name, **params) -> Scheme:
+def scheme(name: SchemeLike, **params) -> Scheme:
     """A built-in scheme by name, with its parameters.
 
     Parameters
@@ -309,7 +313,7 @@ def scheme(name, **params) -> Scheme:
                          f"{sorted(params)}") from None
 
 
-def custom_scheme(name: str, speed, radial=None) -> Scheme:
+def custom_scheme(name: str, speed: ExprLike, radial: ExprLike | None = None) -> Scheme:
     """A scheme of your own: a speed :math:`s` and optionally a radial rate.
 
     Parameters

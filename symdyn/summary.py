@@ -21,7 +21,7 @@ from .asymptotics import (
     terminal,
 )
 from .equiangular import Reduction, reduce
-from .schemes import Scheme
+from .schemes import Scheme, SchemeLike
 from .schemes import scheme as get_scheme
 
 FORMATS = ("text", "latex", "json")
@@ -96,7 +96,7 @@ def _order(expr):
         return None
 
 
-def derive(scheme, attention: str = "softmax") -> Derivation:
+def derive(scheme: SchemeLike, attention: str = "softmax") -> Derivation:
     """Derive everything about ``scheme``.
 
     Examples

@@ -23,8 +23,13 @@ import os
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from . import init, weights
 from .checks import integer, is_integer, is_real, output_times, writable_path
@@ -194,9 +199,11 @@ def _out_path(out):
     return out
 
 
-def sweep(grid, t, *, kind="simulate", seeds=None, batch=None, rtol=None, atol=None,
-          cluster_threshold=0.999, executor=None, workers=None, scheduler=None,
-          cache=None, out=None, progress=False):
+def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
+          batch: int | None = None, rtol: float | None = None, atol: float | None = None,
+          cluster_threshold: float = 0.999, executor=None, workers: int | None = None,
+          scheduler: str | None = None, cache: str | os.PathLike | None = None,
+          out: str | os.PathLike | None = None, progress: bool = False) -> pd.DataFrame:
     """Run a grid of simulations (or reduced solves) and return a tidy table.
 
     Parameters
