@@ -20,7 +20,7 @@ import numpy as np
 from .weights import Weights
 
 
-def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
+def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
               identity: bool = False, out=None, work=None) -> np.ndarray:
     """``A`` of shape ``(m, n, d)`` for inputs ``Y`` of shape ``(m, n, d)``.
 
@@ -30,7 +30,7 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
     beta : array (m,)
     qkv : tuple of arrays (heads, d, d)
         ``(Q, K, V)``; ignored when ``identity``.
-    kind : {"softmax", "unnormalized"}
+    attention : {"softmax", "unnormalized"}
     identity : bool
         ``Q = K = V = I``: skip the projections.
     out, work : arrays (m, n, d) and (m, n, n), optional
@@ -41,7 +41,7 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
     if identity:
         S = np.matmul(Y, np.swapaxes(Y, -1, -2), out=work)
         S *= b
-        return _weigh(S, Y, kind, out)
+        return _weigh(S, Y, attention, out)
     Q, K, V = qkv
     heads = Q.shape[0]
     A = np.zeros_like(Y)
@@ -51,14 +51,14 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, kind: str = "softmax",
         v = Y @ V[h].T
         S = q @ np.swapaxes(k, -1, -2)
         S *= b
-        A += _weigh(S, v, kind)
+        A += _weigh(S, v, attention)
     if heads > 1:
         A /= heads
     return A
 
 
-def _weigh(S, values, kind, out=None):
-    if kind == "softmax":
+def _weigh(S, values, attention, out=None):
+    if attention == "softmax":
         S -= S.max(axis=-1, keepdims=True)
         np.exp(S, out=S)
         Z = S.sum(axis=-1, keepdims=True)

@@ -100,8 +100,8 @@ class Simulation:
 class _Field:
     """(d theta/dt, dr/dt) of a batch, phase by phase."""
 
-    def __init__(self, s, w, kind, breakpoints, period):
-        self.s, self.w, self.kind = s, w, kind
+    def __init__(self, s, w, attention, breakpoints, period):
+        self.s, self.w, self.attention = s, w, attention
         self.laws = s.numeric()
         self.scheme_bps = np.asarray(s.breakpoints, dtype=float)
         self.bps = np.asarray(breakpoints, dtype=float)
@@ -143,7 +143,7 @@ class _Field:
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
-        A = _attention(Y, beta, qkv, self.kind, ident, out=out, work=work)
+        A = _attention(Y, beta, qkv, self.attention, ident, out=out, work=work)
         a_k = np.einsum("mnd,mnd->mn", A, theta)
         norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
         speed, radial = self.laws[self.law_of_phase[phase]]
@@ -427,7 +427,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
 # continuous dynamics
 # --------------------------------------------------------------------------
 
-def _continuous(s, w, kind, theta, rad, beta, times, rtol, atol, rec):
+def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec):
     M, n, d = theta.shape
     T = times[-1]
     period = None
@@ -439,7 +439,7 @@ def _continuous(s, w, kind, theta, rad, beta, times, rtol, atol, rec):
         period = 1.0
         unit_bps = list(np.arange(1.0, np.ceil(T)))
     bps = sorted(set(s.breakpoints) | set(unit_bps))
-    field = _Field(s, w, kind, bps, period)
+    field = _Field(s, w, attention, bps, period)
     on_sphere = s.on_sphere
     nd = n * d
 
@@ -479,14 +479,14 @@ def _continuous(s, w, kind, theta, rad, beta, times, rtol, atol, rec):
 # layers
 # --------------------------------------------------------------------------
 
-def _layers(s, w, kind, theta, rad, beta, times, h, rec):
+def _layers(s, w, attention, theta, rad, beta, times, h, rec):
     M, n, d = theta.shape
     layer_of = np.round(times / h).astype(int)
     total = int(layer_of[-1])
     if not w.tied and w.draws < total:
         raise ValueError(f"weights: untied weights hold {w.draws} draws but {total} "
                          f"layers are needed")
-    field = _Field(s, w, kind, s.breakpoints, None)
+    field = _Field(s, w, attention, s.breakpoints, None)
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
     members = np.arange(M)
@@ -506,9 +506,9 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
                 break
             tk = np.float64(k * h)          # laws divide as numpy does: 1/0 = inf
 
-            def attention(y, k=k):
+            def attend(y, k=k):
                 qkv, ident = of_weights(w, k)
-                return _attention(y, beta, qkv, kind, ident)
+                return _attention(y, beta, qkv, attention, ident)
 
             def continuous(y, k=k, tk=tk):
                 field.fault = None
@@ -516,5 +516,5 @@ def _layers(s, w, kind, theta, rad, beta, times, h, rec):
                 return field(np.full(M, tk), unit(y), np.linalg.norm(y, axis=-1), beta,
                              phase, draw=k)
 
-            x = s.layer.update(s, x, h, tk, attention, continuous)
+            x = s.layer.update(s, x, h, tk, attend, continuous)
     return total, total, f"{total} layers of step {h:g}"
