@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from .equiangular import check_attention, reduce
 from .schemes import Scheme, phase_branches, piecewise_breakpoints
 from .schemes import scheme as get_scheme
-from .symbols import beta, gamma, n, r, t
+from .symbols import SCHEME_SYMBOLS, A_norm, a, beta, gamma, n, r, t
 
 epsilon = sp.Symbol("epsilon", positive=True)
 _B = sp.Symbol("B", positive=True)
@@ -48,6 +49,9 @@ class StableSystem:
         :math:`\\dot u = -\\dot\\gamma/\\varepsilon` in ``t, epsilon, r, n, beta``.
     r_dot : sympy.Expr
         :math:`\\dot r` in the same symbols.
+    speed, A_norm : sympy.Expr
+        The scheme's speed :math:`s_k` and :math:`|A_k|` in the same symbols
+        (for the solvers' checks along the trajectory).
     scheme : Scheme
     attention : str
     """
@@ -56,11 +60,13 @@ class StableSystem:
     attention: str
     log_eps_dot: sp.Expr
     r_dot: sp.Expr
+    speed: sp.Expr
+    A_norm: sp.Expr
 
     @property
     def breakpoints(self) -> tuple[float, ...]:
         """Times where a ``Piecewise`` in ``t`` switches branch (Mix-LN)."""
-        return piecewise_breakpoints((self.log_eps_dot, self.r_dot))
+        return piecewise_breakpoints((self.log_eps_dot, self.r_dot, self.speed))
 
     def phases(self, module: str = "numpy") -> list:
         """Compiled ``(f_u, f_r)`` per phase, each ``f(t, epsilon, r, n, beta)``.
@@ -69,7 +75,12 @@ class StableSystem:
         functions carry no ``Piecewise``, so a step that ends on a breakpoint
         is evaluated with the branch of the interval it lies in.
         """
-        return _lambdify(self, module)
+        return _lambdify(self, module, ("log_eps_dot", "r_dot"))
+
+    def laws(self, module: str = "numpy") -> list:
+        """Compiled ``(f_speed, f_A_norm)`` per phase, with the signature of
+        :meth:`phases`."""
+        return _lambdify(self, module, ("speed", "A_norm"))
 
 
 def _kernel_values(expr: sp.Expr) -> sp.Expr:
@@ -115,14 +126,29 @@ def _stable_system(s: Scheme, attention: str) -> StableSystem:
     if any(p.base == epsilon and p.exp.is_negative for p in u_dot.atoms(sp.Pow)):
         raise ValueError(f"scheme: d gamma/dt of {s.name} has no factor (1 - gamma) "
                          f"to cancel: {red.gamma_dot}")
-    return StableSystem(s, attention, u_dot, stabilize(red.r_dot))
+    speed = s.speed.subs({a: red.a, A_norm: red.A_norm})
+    return StableSystem(s, attention, u_dot, stabilize(red.r_dot), stabilize(speed),
+                        stabilize(red.A_norm))
+
+
+def _check_concrete(s: Scheme):
+    """Only numbers, known functions and the scheme symbols compile."""
+    for law, expr in (("speed", s.speed), ("radial", s.radial)):
+        unknown = expr.atoms(AppliedUndef) | (expr.free_symbols - set(SCHEME_SYMBOLS.values()))
+        if unknown:
+            names = [k for k, v in s.params if sp.sympify(v).has(*unknown)] + [law]
+            raise ValueError(f"{', '.join(names)}: the {law} law {expr} of {s.name} contains "
+                             f"the undefined {', '.join(sorted(map(str, unknown)))}; the law "
+                             f"must be concrete (numbers and {', '.join(SCHEME_SYMBOLS)}) "
+                             f"to solve")
 
 
 @lru_cache(maxsize=256)
-def _lambdify(system: StableSystem, module: str):
+def _lambdify(system: StableSystem, module: str, fields: tuple[str, ...]):
     if module not in ("numpy", "mpmath"):
         raise ValueError(f"module: must be 'numpy' or 'mpmath', got {module!r}")
+    _check_concrete(system.scheme)
     bps = system.breakpoints
-    return [(sp.lambdify(ARGS, u, module), sp.lambdify(ARGS, v, module))
-            for u, v in zip(phase_branches(system.log_eps_dot, bps),
-                            phase_branches(system.r_dot, bps), strict=True)]
+    branches = [phase_branches(getattr(system, f), bps) for f in fields]
+    return [tuple(sp.lambdify(ARGS, e, module) for e in phase)
+            for phase in zip(*branches, strict=True)]

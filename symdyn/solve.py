@@ -62,6 +62,9 @@ class Trajectory:
 
 # u = log(epsilon) is held to an absolute error rtol (a relative error of
 # epsilon), but no float holds u to better than a few ulps of |u|.
+# mpmath digits: dps = 80 answers in seconds (Pre-LN to t = 10: 6 s; dps = 100
+# took 70 s), and covers the unnormalized kernel to beta of about 150.
+MAX_DPS = 80
 _U_RTOL = 100 * np.finfo(float).eps
 
 
@@ -137,15 +140,113 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     check_attention(attention)
     times = output_times(t)
     n, beta, gamma0, r0 = _parameters(n, beta, gamma0, r0)
-    for name, tol in (("rtol", rtol), ("atol", atol)):
-        if not (np.isfinite(tol) and 0 < tol < 1):
-            raise ValueError(f"{name} must lie in (0, 1), got {tol!r}")
+    rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
+    if dps is not None:
+        dps = integer(dps, "dps", 15)
+        if dps > MAX_DPS:
+            raise ValueError(f"dps must be an integer in [15, {MAX_DPS}], got {dps}")
     if s.sphere_until > 0:
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
+    _check_time_law(system, times, n, beta)
     if dps is not None:
-        return _solve_mp(system, times, n, beta, gamma0, r0, integer(dps, "dps", 15))
+        return _solve_mp(system, times, n, beta, gamma0, r0, dps)
     return _solve_float(system, times, n, beta, gamma0, r0, rtol, atol)
+
+
+def _tolerance(value, name):
+    try:
+        tol = finite_array(value, name)
+    except ValueError:
+        tol = None
+    if tol is None or tol.ndim != 0 or not 0 < tol < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(tol)
+
+
+def _law_fault(system, what, value, tt, nk, bk):
+    """The error for a speed <= 0 (or not finite), or r <= 0, along a trajectory."""
+    s = system.scheme
+    if what == "radial":
+        return ValueError(f"radial: the radial law dr/dt = {s.radial} of {s.name} "
+                          f"drives r to {value:.3g} at t = {tt:.6g} (n = {nk:g}, "
+                          f"beta = {bk:g}); r must stay > 0")
+    return ValueError(f"speed: the speed law s = {s.speed} of {s.name} is {value:.3g} "
+                      f"at t = {tt:.6g} (n = {nk:g}, beta = {bk:g}); it must be "
+                      f"positive and finite along the trajectory")
+
+
+# Under the unnormalized kernel gamma closes in on 1 within a time of order
+# e^-beta (the rate of log(1 - gamma) grows to ~2 e^beta / s): floats resolve
+# that for beta up to about 30 (the integrator's smallest step is 1e-14);
+# mpmath at D digits resolves e^-beta > 10^-D.
+_UNNORMALIZED = ("under the unnormalized kernel gamma reaches 1 within a time of "
+                 "order e^-beta, which floats resolve for beta up to about 30: "
+                 f"use dps= (beta/2 digits or more, at most {MAX_DPS})")
+
+
+def _fault(system, f_norm, state, start, nk, bk):
+    """Name the cause of a non-finite field (or a stalled member) at ``state``:
+    ``(t, epsilon, r, speed)``; ``start``: the same at t = 0. None if unknown."""
+    tt, eps, r, speed = state
+    if not r > 1e-8 * start[2]:           # r <= 0, or stalled on its way there
+        return _law_fault(system, "radial", r, tt, nk, bk)
+    with np.errstate(all="ignore"):
+        norm = float(f_norm(tt, eps, r, nk, bk))
+    where = f"at t = {tt:.6g}, gamma = {float(1 - eps)!r}, n = {nk:g}, beta = {bk:g}"
+    if norm == 0:
+        return ValueError(f"gamma0, beta: A_k = 0 {where} (the regular simplex with "
+                          f"beta = 0), and {system.scheme.name} divides by |A_k|")
+    if np.isnan(norm):
+        return ValueError(f"n, gamma0: |A_k|^2, a sum of O(n) terms that cancels to O(1) "
+                          f"next to the regular simplex gamma = -1/(n-1), rounds below 0 "
+                          f"in floats {where}; use dps= or start farther from the simplex")
+    if not np.isfinite(norm):
+        return ValueError(f"beta: e^beta overflows a float {where} under the "
+                          f"unnormalized kernel (beta < 709); use dps=")
+    if not speed > 1e-8 * start[3]:       # <= 0, not finite, or stalled toward 0
+        return _law_fault(system, "speed", speed, tt, nk, bk)
+    return None
+
+
+def _check_time_law(system, times, n, beta):
+    """A speed law in t, n, beta only is checked on [0, t_max] before solving:
+    its first non-positive or non-finite value, located by bisection."""
+    from .symbols import beta as b_sym
+    from .symbols import n as n_sym
+    from .symbols import t as t_sym
+    if not system.speed.free_symbols <= {t_sym, n_sym, b_sym}:
+        return
+    T = times[-1]
+    grid = np.unique(np.concatenate([[0.0], np.linspace(0, T, 1025), times,
+                                     np.geomspace(T * 1e-12, T, 1025) if T > 0 else []]))
+    pairs = np.unique(np.stack([np.ravel(n), np.ravel(beta)], axis=1), axis=0)
+    breaks = np.concatenate([[0.0], system.breakpoints])
+    laws = system.laws("numpy")
+
+    def bad(tt, nk, bk):
+        tt = np.atleast_1d(tt)
+        phase = np.searchsorted(breaks, tt, side="right") - 1
+        val = np.empty(len(tt))
+        with np.errstate(all="ignore"):
+            for p in np.unique(phase):
+                val[phase == p] = laws[p][0](tt[phase == p], 1.0, 1.0, nk, bk)
+        return ~(np.isfinite(val) & (val > 0)), val
+
+    for nk, bk in pairs:
+        flags, val = bad(grid, nk, bk)
+        if not flags.any():
+            continue
+        k = int(np.argmax(flags))
+        if k > 0:                      # bisect between the last good and first bad time
+            lo, hi = grid[k - 1], grid[k]
+            for _ in range(60):
+                mid = (lo + hi) / 2
+                if mid in (lo, hi):
+                    break
+                lo, hi = (lo, mid) if bad(mid, nk, bk)[0][0] else (mid, hi)
+            grid[k], val[k] = hi, bad(hi, nk, bk)[1][0]
+        raise _law_fault(system, "speed", val[k], grid[k], nk, bk)
 
 
 def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
@@ -162,36 +263,55 @@ def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
     frozen = at_cluster | (np.abs(1 + (nn - 1) * g0) <= 64 * np.finfo(float).eps * nn)
     u0 = np.log(np.where(at_cluster, 1.0, eps0))
 
-    def rhs(tt, y, phase, nk, bk, fixed, cluster):
+    laws = system.laws("numpy")
+    # Per member: the last state evaluated, or the first one where the speed
+    # is not positive and finite or r <= 0 (such states are refused).
+    seen = np.zeros((4, len(nn)))
+    found = np.zeros(len(nn), dtype=bool)
+
+    def rhs(tt, y, phase, nk, bk, fixed, cluster, member):
         eps = np.where(cluster, 0.0, np.exp(y[:, 0]))
         out = np.empty_like(y)
-        for i, (f_u, f_r) in enumerate(phases):
+        speed = np.empty(len(tt))
+        for i, ((f_u, f_r), (f_s, _)) in enumerate(zip(phases, laws, strict=True)):
             sel = slice(None) if len(phases) == 1 else phase == i
             if len(phases) > 1 and not sel.any():
                 continue
             args = (tt[sel], eps[sel], y[sel, 1], nk[sel], bk[sel])
             out[sel, 0] = np.where(fixed[sel], 0.0, f_u(*args))
             out[sel, 1] = f_r(*args)
+            speed[sel] = f_s(*args)
+        bad = ~((y[:, 1] > 0) & np.isfinite(speed) & (speed > 0))
+        out[bad] = np.nan
+        keep = ~found[member] | (bad & (tt < seen[0, member]))
+        seen[:, member[keep]] = np.stack([tt, eps, y[:, 1], speed])[:, keep]
+        found[member[bad & keep]] = True
         return out
 
     y0 = np.stack([u0, rr], axis=1)
+    args = (nn, bb, frozen, at_cluster, np.arange(len(nn)))
     with np.errstate(all="ignore"):
-        start = rhs(np.zeros_like(nn), y0, np.zeros(len(nn), dtype=int), nn, bb,
-                    frozen, at_cluster)
+        start = rhs(np.zeros_like(nn), y0, np.zeros(len(nn), dtype=int), *args)
+    first = seen.copy()
     singular = ~np.all(np.isfinite(start), axis=1)
     if singular.any():
         i = int(np.flatnonzero(singular)[0])
-        raise ValueError(f"gamma0, beta: the vector field of {system.scheme.name} is "
-                         f"not finite at gamma0 = {g0[i]}, n = {nn[i]}, beta = {bb[i]} "
-                         f"(A_k = 0 at the regular simplex with beta = 0; or e^beta "
-                         f"overflows a float under the unnormalized kernel: "
-                         f"beta < 700, or use dps=)")
-    sol = integrate(rhs, times, y0, (nn, bb, frozen, at_cluster),
+        raise (_fault(system, laws[0][1], first[:, i], first[:, i], nn[i], bb[i])
+               or ValueError(f"gamma0, n, beta: the vector field of {system.scheme.name} "
+                             f"is not finite at gamma0 = {g0[i]!r}, n = {nn[i]:g}, "
+                             f"beta = {bb[i]:g}"))
+    found[:] = False
+    sol = integrate(rhs, times, y0, args,
                     rtol=[_U_RTOL, rtol], atol=np.stack([_u_atol(eps0, nn, rtol),
                                                           np.full_like(nn, atol)], axis=1),
                     breakpoints=system.breakpoints)
     if not sol.success:
-        raise ArithmeticError(f"solve: {sol.message}")
+        i = int(np.flatnonzero(~np.isfinite(sol.y[:, -1]).all(axis=1))[0])
+        phase = int(np.searchsorted(system.breakpoints, seen[0, i], side="left"))
+        raise (_fault(system, laws[phase][1], seen[:, i], first[:, i], nn[i], bb[i])
+               or ArithmeticError(f"solve: {sol.message}"
+                                  + (f"; {_UNNORMALIZED}" if system.attention
+                                     == "unnormalized" else "")))
     u = np.where(at_cluster[:, None], -np.inf, sol.y[:, :, 0])
     r = sol.y[:, :, 1]
     eps = np.exp(u)
@@ -203,9 +323,9 @@ def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
             rate[:, k] = f_u(tk, eps[:, k], r[:, k], nn, bb)
     gamma_dot = np.where(frozen[:, None], 0.0, -eps * rate)
     if not (np.all(np.isfinite(gamma_dot)) and np.all(np.isfinite(r))):
-        raise ArithmeticError("solve: non-finite values in the solution; "
-                              "for the unnormalized kernel e^beta must fit a float "
-                              "(beta < 700), or use dps=")
+        raise ArithmeticError("solve: non-finite values in the solution"
+                              + (f"; {_UNNORMALIZED}"
+                                 if system.attention == "unnormalized" else ""))
     out = [x.reshape(shape + (len(times),)) for x in (1 - eps, eps, u, gamma_dot, r)]
     return Trajectory(times, *out, n, beta, gamma0, r0, sol.nfev, sol.message)
 
@@ -214,6 +334,7 @@ def _solve_mp(system, times, n, beta, gamma0, r0, dps):
     from .extrapolation import integrate_mp
 
     phases = system.phases("mpmath")
+    laws = system.laws("mpmath")
     bps = system.breakpoints
     K = len(times)
     res = {k: np.empty(n.shape + (K,), dtype=object)
@@ -229,6 +350,13 @@ def _solve_mp(system, times, n, beta, gamma0, r0, dps):
             def rhs(tt, y, phase, nk=nk, bk=bk, cluster=cluster, fixed=fixed):
                 f_u, f_r = phases[phase]
                 eps = zero if cluster else mpmath.exp(y[0])
+                # no state has r <= 0 or a speed <= 0 (evaluated first: it may be
+                # a division by zero)
+                speed = laws[phase][0](tt, eps, y[1], nk, bk) if y[1] > 0 else None
+                if speed is None or not (mpmath.isfinite(speed) and speed > 0):
+                    raise _law_fault(system, "speed" if speed else "radial",
+                                     float(y[1] if speed is None else speed), float(tt),
+                                     float(nk), float(bk))
                 return [zero if fixed else f_u(tt, eps, y[1], nk, bk),
                         f_r(tt, eps, y[1], nk, bk)]
 
