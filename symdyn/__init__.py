@@ -22,9 +22,9 @@ from .compile import StableSystem, stable_system
 from .equiangular import Reduction, reduce
 from .particles import Simulation, simulate
 from .schemes import Scheme, custom_scheme, scheme, schemes
-from .solve import Trajectory, solve
+from .solver import Trajectory, solve
 from .summary import Derivation, derive
-from .sweep import sweep
+from .sweeps import sweep
 
 __all__ = [
     "Derivation", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",

@@ -22,7 +22,7 @@ from .figures import write_figures, write_phase_diagrams
 from .report import build as build_report
 from .report import distance_table
 from .schemes import custom_scheme, scheme, schemes
-from .solve import solve
+from .solver import solve
 from .summary import FORMATS, derive
 
 

@@ -20,7 +20,7 @@ from .grid import ROW_BYTES
 from .particles import simulate
 from .phase_diagram import phase_diagram
 from .schemes import scheme, schemes
-from .solve import solve
+from .solver import solve
 
 NGPT_SCHEDULES = {"constant": "1", "root": "sqrt(1 + t)", "linear": "1 + t",
                   "sin/cos mix": "sin(4*t)**2*(1 + t) + cos(4*t)**2"}

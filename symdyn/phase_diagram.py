@@ -27,8 +27,8 @@ from scipy.optimize import brentq
 from .checks import finite_array, is_real, number
 from .curves import first_reach
 from .grid import listed
-from .solve import solve
-from .sweep import sweep
+from .solver import solve
+from .sweeps import sweep
 
 LEVEL = 0.999
 
@@ -125,7 +125,7 @@ def phase_diagram(schemes=("post-ln",), d=(8, 128, 1024), beta=None, t=None, n=3
     """Sweep the particle system and build the diagrams: ``(diagrams, table)``.
 
     ``beta`` defaults to ``0, 1, ..., 9``; ``t`` to 41 times from 0.1 to 1000
-    (logarithmic) after 0. ``sweep_options`` go to :func:`~symdyn.sweep.sweep`
+    (logarithmic) after 0. ``sweep_options`` go to :func:`~symdyn.sweeps.sweep`
     (``executor``, ``workers``, ``scheduler``, ``cache``, ``progress``, ...).
     """
 

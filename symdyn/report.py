@@ -18,7 +18,7 @@ from . import __version__
 from .figures import write_figures, write_phase_diagrams
 from .formatting import markdown_table
 from .schemes import schemes
-from .solve import solve
+from .solver import solve
 from .summary import Derivation, derive
 
 _INTRO = """\

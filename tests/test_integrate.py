@@ -1,6 +1,5 @@
 """symdyn.integrate: the batched DOP853 integrator, against scipy and closed forms."""
 
-import sys
 
 import numpy as np
 import pytest
@@ -9,11 +8,9 @@ from scipy.integrate._ivp import dop853_coefficients as scipy_table
 from scipy.special import exp1, expi
 
 import symdyn as sd
+import symdyn.solver as solve_module
 from symdyn import dop853
 from symdyn import integrate as integ
-
-solve_module = sys.modules["symdyn.solve"]
-
 
 # --------------------------------------------------------------------------
 # the coefficient table

@@ -4,15 +4,13 @@ resumption by counting task executions, lost workers, and bad grids."""
 import multiprocessing
 import os
 import signal
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import symdyn as sd
-
-sweep_module = sys.modules["symdyn.sweep"]      # the module (sd.sweep is the function)
+import symdyn.sweeps as sweep_module
 
 GRID = {"scheme": ["post-ln", "pre-ln"], "beta": [1.0, 4.0], "d": [4, 9], "n": 6}
 T = [0.0, 0.5, 3.0]

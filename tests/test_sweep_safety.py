@@ -17,11 +17,11 @@ import pytest
 import test_sweep
 
 import symdyn as sd
+import symdyn.sweeps as sweep_module
 from symdyn.figures import write_phase_diagrams
 from symdyn.phase_diagram import phase_diagram
-from symdyn.sweep import CacheWarning
+from symdyn.sweeps import CacheWarning
 
-sweep_module = sys.modules["symdyn.sweep"]
 run_task = sweep_module.run_task                # the real one, before any monkeypatch
 calls = test_sweep.calls                        # fixture: the keys of the tasks that run
 
@@ -198,7 +198,7 @@ _ORPHAN_SCRIPT = textwrap.dedent("""
         time.sleep(120)
 
     if __name__ == "__main__":
-        sys.modules["symdyn.sweep"].run_task = slow
+        sys.modules["symdyn.sweeps"].run_task = slow
         symdyn.sweep({"n": 3, "d": 2}, [0.0, 1.0], seeds=2, batch=1, workers=2)
 """)
 

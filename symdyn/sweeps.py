@@ -2,7 +2,7 @@
 
 A sweep is the product of its grid axes. It is cut into tasks; a simulation
 task runs one grid point for a vectorized batch of seeds, and a solver task
-runs a batch of grid points through one :func:`~symdyn.solve.solve` call.
+runs a batch of grid points through one :func:`~symdyn.solver.solve` call.
 Each finished task is stored under a key that hashes its parameters and the
 symdyn version, with those parameters and a SHA-256 of its arrays inside the
 file; a file that fails the check or cannot be read is reported
@@ -37,7 +37,7 @@ from .executors import backend
 from .grid import AXES, COLUMNS, Task, grid_axes, label, tasks_of  # noqa: F401
 from .particles import simulate
 from .progress import progress_bar
-from .solve import solve
+from .solver import solve
 
 
 def _start(p, seed):
