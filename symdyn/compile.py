@@ -28,8 +28,9 @@ from functools import lru_cache
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from .equiangular import check_attention, reduce
-from .schemes import Scheme, phase_branches, piecewise_breakpoints
+from .checks import check_attention
+from .equiangular import reduce
+from .schemes import Scheme, lambdify_phases, piecewise_breakpoints
 from .schemes import scheme as get_scheme
 from .symbols import SCHEME_SYMBOLS, A_norm, a, beta, gamma, n, r, t
 
@@ -148,7 +149,5 @@ def _lambdify(system: StableSystem, module: str, fields: tuple[str, ...]):
     if module not in ("numpy", "mpmath"):
         raise ValueError(f"module: must be 'numpy' or 'mpmath', got {module!r}")
     _check_concrete(system.scheme)
-    bps = system.breakpoints
-    branches = [phase_branches(getattr(system, f), bps) for f in fields]
-    return [tuple(sp.lambdify(ARGS, e, module) for e in phase)
-            for phase in zip(*branches, strict=True)]
+    return lambdify_phases(ARGS, [getattr(system, f) for f in fields], system.breakpoints,
+                           module)

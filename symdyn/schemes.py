@@ -392,10 +392,16 @@ def phase_branches(expr, breakpoints) -> list:
 @lru_cache(maxsize=256)
 def _numeric_laws(s: Scheme):
     args = tuple(SCHEME_SYMBOLS[k] for k in ("t", "r", "a", "A_norm", "n", "beta"))
-    bps = s.breakpoints
-    return [(sp.lambdify(args, v, NUMERIC_MODULES), sp.lambdify(args, w, NUMERIC_MODULES))
-            for v, w in zip(phase_branches(s.speed, bps), phase_branches(s.radial, bps),
-                            strict=True)]
+    return lambdify_phases(args, (s.speed, s.radial), s.breakpoints)
+
+
+def lambdify_phases(args, exprs, breakpoints, module: str = "numpy") -> list[tuple]:
+    """Per phase (see :func:`phase_branches`), ``exprs`` compiled as functions of
+    ``args``: floats against scipy and numpy, or ``module="mpmath"``."""
+    modules = NUMERIC_MODULES if module == "numpy" else module
+    branches = [phase_branches(e, breakpoints) for e in exprs]
+    return [tuple(sp.lambdify(args, e, modules) for e in phase)
+            for phase in zip(*branches, strict=True)]
 
 
 @lru_cache(maxsize=256)

@@ -21,10 +21,14 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from .checks import finite_array, integer, output_times
+from .checks import check_attention, finite_array, integer, output_times
 from .compile import stable_system
-from .equiangular import check_attention
+from .extrapolation import integrate_mp
+from .integrate import integrate
 from .schemes import scheme as get_scheme
+from .symbols import beta as b_sym
+from .symbols import n as n_sym
+from .symbols import t as t_sym
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,7 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
         dps = integer(dps, "dps", 15)
         if dps > MAX_DPS:
             raise ValueError(f"dps must be an integer in [15, {MAX_DPS}], got {dps}")
-    if s.sphere_until > 0:
+    if s.starts_on_sphere:
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
     _check_time_law(system, times, n, beta)
@@ -212,9 +216,6 @@ def _fault(system, f_norm, state, start, nk, bk):
 def _check_time_law(system, times, n, beta):
     """A speed law in t, n, beta only is checked on [0, t_max] before solving:
     its first non-positive or non-finite value, located by bisection."""
-    from .symbols import beta as b_sym
-    from .symbols import n as n_sym
-    from .symbols import t as t_sym
     if not system.speed.free_symbols <= {t_sym, n_sym, b_sym}:
         return
     T = times[-1]
@@ -250,7 +251,6 @@ def _check_time_law(system, times, n, beta):
 
 
 def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
-    from .integrate import integrate
 
     phases = system.phases("numpy")
     shape = n.shape
@@ -331,7 +331,6 @@ def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
 
 
 def _solve_mp(system, times, n, beta, gamma0, r0, dps):
-    from .extrapolation import integrate_mp
 
     phases = system.phases("mpmath")
     laws = system.laws("mpmath")

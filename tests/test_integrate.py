@@ -211,7 +211,7 @@ def test_too_many_steps_fail():
 
 def test_solve_turns_a_failure_into_arithmetic_error(monkeypatch):
     real = integ.integrate
-    monkeypatch.setattr(integ, "integrate",
+    monkeypatch.setattr(solve_module, "integrate",
                         lambda *a, **k: real(*a, **{**k, "max_steps": 3}))
     with pytest.raises(ArithmeticError, match="solve: .*more than 3 steps"):
         sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[20])
