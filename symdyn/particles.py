@@ -153,7 +153,8 @@ class _Field:
         np.multiply(theta, a_k[..., None], out=tmp)
         A -= tmp
         A *= (1.0 / s)[..., None]
-        bad = ~(np.isfinite(s) & (s > 0) & (rad > 0))
+        # s = +inf is a law that outgrew floats: 1/s = 0, its exact limit.
+        bad = ~((s > 0) & (rad > 0))
         if bad.any():
             self._note(bad, tm, s, rad, theta)
             A[bad] = np.nan

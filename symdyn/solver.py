@@ -232,7 +232,7 @@ def _check_time_law(system, times, n, beta):
         with np.errstate(all="ignore"):
             for p in np.unique(phase):
                 val[phase == p] = laws[p][0](tt[phase == p], 1.0, 1.0, nk, bk)
-        return ~(np.isfinite(val) & (val > 0)), val
+        return ~(val > 0), val              # +inf passes: 1/s = 0
 
     for nk, bk in pairs:
         flags, val = bad(grid, nk, bk)
