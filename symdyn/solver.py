@@ -222,6 +222,8 @@ def _check_time_law(system, times, n, beta):
     grid = np.unique(np.concatenate([[0.0], np.linspace(0, T, 1025), times,
                                      np.geomspace(T * 1e-12, T, 1025) if T > 0 else []]))
     pairs = np.unique(np.stack([np.ravel(n), np.ravel(beta)], axis=1), axis=0)
+    if not system.speed.has(n_sym, b_sym):       # a law of t alone: one pair decides
+        pairs = pairs[:1]
     breaks = np.concatenate([[0.0], system.breakpoints])
     laws = system.laws("numpy")
 
@@ -268,11 +270,14 @@ def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
     # is not positive and finite or r <= 0 (such states are refused).
     seen = np.zeros((4, len(nn)))
     found = np.zeros(len(nn), dtype=bool)
+    # A law positive by its symbols' signs (r, A_norm > 0: every built-in) needs
+    # no evaluation in the hot loop; the others are checked at every state.
+    check_speed = not system.scheme.speed.is_positive
 
     def rhs(tt, y, phase, nk, bk, fixed, cluster, member):
         eps = np.where(cluster, 0.0, np.exp(y[:, 0]))
         out = np.empty_like(y)
-        speed = np.empty(len(tt))
+        speed = np.empty(len(tt)) if check_speed else np.ones(len(tt))
         for i, ((f_u, f_r), (f_s, _)) in enumerate(zip(phases, laws, strict=True)):
             sel = slice(None) if len(phases) == 1 else phase == i
             if len(phases) > 1 and not sel.any():
@@ -280,7 +285,8 @@ def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
             args = (tt[sel], eps[sel], y[sel, 1], nk[sel], bk[sel])
             out[sel, 0] = np.where(fixed[sel], 0.0, f_u(*args))
             out[sel, 1] = f_r(*args)
-            speed[sel] = f_s(*args)
+            if check_speed:
+                speed[sel] = f_s(*args)
         bad = ~((y[:, 1] > 0) & np.isfinite(speed) & (speed > 0))
         out[bad] = np.nan
         keep = ~found[member] | (bad & (tt < seen[0, member]))
