@@ -13,15 +13,20 @@ for that law: the symbolic reduction and the particle simulator both read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import builtins
+import keyword
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import mpmath
 import numpy as np
+import scipy.special
 import sympy as sp
 
-from .expressions import NUMERIC_MODULES, ExprLike, number, parse
-from .symbols import SCHEME_SYMBOLS, A_norm, a, r, t
+from .expressions import CONSTANTS, FUNCTIONS, NUMERIC_MODULES, ExprLike, number, parse
+from .symbols import ALL_SYMBOLS, SCHEME_SYMBOLS, A_norm, a, r, t
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,10 @@ class Scheme:
     layer : LayerRule
         The discrete layer rule (docs/model.md, section 2); custom schemes get
         :data:`GENERIC`: ``theta <- N(theta + h P A / s)``, ``r <- r + h rho``.
+    free : tuple
+        Free parameters as ``(symbol, default)`` pairs: the symbols stay in
+        the laws (and in everything derived from them); numbers are given
+        when solving or simulating (see :func:`free_parameters`, :meth:`bind`).
     """
 
     name: str
@@ -69,6 +78,7 @@ class Scheme:
     sphere_until: sp.Expr
     params: tuple = field(default=())
     layer: LayerRule = None  # GENERIC, set below (defined after the rules)
+    free: tuple = field(default=())
 
     def __post_init__(self):
         if self.layer is None:
@@ -99,6 +109,44 @@ class Scheme:
         """True when the tokens are renormalized at ``t = 0`` (so ``r(0) = 1``)."""
         return bool(self.sphere_until > 0)
 
+    @property
+    def symbols(self) -> tuple[sp.Symbol, ...]:
+        """The free parameters' symbols, in declaration order."""
+        return tuple(sym for sym, _ in self.free)
+
+    @property
+    def defaults(self) -> dict[str, float]:
+        """The free parameters' default values, by name."""
+        return {sym.name: float(v) for sym, v in self.free}
+
+    def bind(self, **values) -> Scheme:
+        """This scheme with numbers for its free parameters (defaults for the
+        ones not given): a concrete scheme whose speed is checked positive.
+
+        Examples
+        --------
+        >>> import symdyn as sd
+        >>> fam = sd.custom_scheme("damped", speed="A_norm/(1 + c*t)", params={"c": 0.5})
+        >>> fam.bind(c=2).speed
+        A_norm/(2*t + 1)
+        """
+        if not self.free:
+            if values:
+                raise ValueError(f"{', '.join(values)}: {self.name} has no free parameters")
+            return self
+        unknown = set(values) - set(self.defaults)
+        if unknown:
+            raise ValueError(f"{', '.join(sorted(unknown))}: not a parameter of {self.name} "
+                             f"(its parameters: {', '.join(self.defaults)})")
+        sub = {sym: number(values[sym.name], sym.name) if sym.name in values else v
+               for sym, v in self.free}
+        speed = self.speed.xreplace(sub)
+        check_positive(speed, ", ".join(values) or "params")
+        params = tuple((k, v.xreplace(sub) if isinstance(v, sp.Basic) else v)
+                       for k, v in self.params) + tuple((sym.name, v) for sym, v in sub.items())
+        return Scheme(self.name, speed, self.radial.xreplace(sub), self.sphere_until,
+                      params, self.layer)
+
     def law_of_t(self, name: str) -> Callable[[float], float]:
         """A law of ``t`` alone (``"speed"`` or a parameter such as ``"alpha"``)
         as a float function that refuses values that are not finite and > 0."""
@@ -106,6 +154,7 @@ class Scheme:
 
     def __str__(self) -> str:
         extra = "".join(f", {k}={v}" for k, v in self.params)
+        extra += "".join(f", {sym}: default {v}" for sym, v in self.free)
         return f"{self.name}(speed={self.speed}, radial={self.radial}{extra})"
 
 
@@ -189,11 +238,13 @@ def _peri_ln() -> Scheme:
                   layer=LayerRule("peri-ln", _peri_ln_rule))
 
 
-def _ngpt(alpha="1") -> Scheme:
-    alpha_t = parse(alpha, "alpha", {"t": t}, functions_of_t=True)
-    check_positive(alpha_t, "alpha")
+def _ngpt(alpha="1", params=None) -> Scheme:
+    free = free_parameters(params)
+    alpha_t = parse(alpha, "alpha", {"t": t, **_symbols(free)}, functions_of_t=True)
+    _check_used(free, {"alpha": alpha_t})
+    check_positive(_at_defaults(alpha_t, free), "alpha")
     return Scheme("ngpt", A_norm / alpha_t, sp.Integer(0), sp.oo,
-                  (("alpha", alpha_t),), layer=LayerRule("ngpt", _ngpt_rule))
+                  (("alpha", alpha_t),), layer=LayerRule("ngpt", _ngpt_rule), free=free)
 
 
 def _sqrt_scaling() -> Scheme:
@@ -211,6 +262,67 @@ _REGISTRY = {
     "ngpt": _ngpt,
     "sqrt-scaling": _sqrt_scaling,
 }
+
+
+# --------------------------------------------------------------------------
+# free parameters
+# --------------------------------------------------------------------------
+
+#: Keyword arguments of solve, simulate, sensitivity and design: a parameter
+#: is passed by its name beside them, so it may not take one of theirs.
+KEYWORDS = frozenset({
+    "scheme", "n", "beta", "gamma0", "r0", "t", "attention", "rtol", "atol", "dps",
+    "sensitivities", "X0", "weights", "step", "save_x", "cluster_threshold", "alpha",
+    "t_switch", "params", "wrt", "objective", "target", "depth", "bounds", "x0",
+    "profile", "times", "check", "d", "seed", "family", "name", "speed", "radial",
+})
+
+
+def _shadowed(name: str) -> str | None:
+    """Why ``name`` cannot be a parameter, or None."""
+    if not (name.isidentifier() and name.isascii()) or keyword.iskeyword(name) \
+            or name.startswith("_"):
+        return "not a Python identifier (letters, digits, '_'; no leading '_' or digit)"
+    if name in ALL_SYMBOLS or name in ("epsilon", "B", "E", "r_0", "s", "u"):
+        return "a symbol of the model (t, r, a, A_norm, n, beta, gamma, C, epsilon, ...)"
+    if name in FUNCTIONS or name in CONSTANTS:
+        return "a function or constant of expressions"
+    if name in KEYWORDS:
+        return "an argument name of solve, simulate or design"
+    if any(hasattr(m, name) for m in (np, scipy.special, mpmath, math, builtins)):
+        return "a name of numpy, scipy, mpmath or Python that compiled laws use"
+    return None
+
+
+def free_parameters(params: Mapping | None) -> tuple:
+    """``params`` (``{"c": 0.5}``) as a Scheme's ``free``: ``(symbol, default)``
+    pairs, with names checked (:func:`_shadowed`) and finite real defaults."""
+    if params is None:
+        return ()
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params: expected a dict of name: default value, got {params!r}")
+    free = []
+    for name, default in params.items():
+        why = _shadowed(name) if isinstance(name, str) else "not a string"
+        if why:
+            raise ValueError(f"params: {name!r} cannot name a parameter: {why}")
+        free.append((sp.Symbol(name, real=True), number(default, f"params[{name!r}]")))
+    return tuple(free)
+
+
+def _symbols(free) -> dict:
+    return {sym.name: sym for sym, _ in free}
+
+
+def _at_defaults(expr, free):
+    return expr.xreplace(dict(free))
+
+
+def _check_used(free, laws: dict) -> None:
+    for sym, _ in free:
+        if not any(law.has(sym) for law in laws.values()):
+            raise ValueError(f"params: {sym.name!r} appears in no law "
+                             f"({', '.join(f'{k} = {v}' for k, v in laws.items())})")
 
 
 def _nonnegative_number(value, argument: str) -> sp.Expr:
@@ -291,7 +403,9 @@ def scheme(name: SchemeLike, **params) -> Scheme:
     name : str or Scheme
         One of :func:`schemes`; a :class:`Scheme` is returned unchanged.
     **params
-        ``ngpt``: ``alpha`` (expression in ``t``, default ``"1"``);
+        ``ngpt``: ``alpha`` (expression in ``t``, default ``"1"``) and
+        ``params``, a dict of free parameters of ``alpha`` with their
+        defaults (see :func:`custom_scheme`);
         ``mix-ln``: ``t_switch`` (number >= 0, default ``1.0``).
 
     Examples
@@ -299,6 +413,8 @@ def scheme(name: SchemeLike, **params) -> Scheme:
     >>> import symdyn as sd
     >>> sd.scheme("ngpt", alpha="1 + t").speed
     A_norm/(t + 1)
+    >>> sd.scheme("ngpt", alpha="a0 + a1*t", params={"a0": 1, "a1": 0.5}).speed
+    A_norm/(a0 + a1*t)
     """
     if isinstance(name, Scheme):
         if params:
@@ -307,6 +423,11 @@ def scheme(name: SchemeLike, **params) -> Scheme:
     if name not in _REGISTRY:
         raise ValueError(f"scheme: unknown scheme {name!r}; choose one of "
                          f"{', '.join(_REGISTRY)} (or sd.custom_scheme)")
+    if params.get("params") and name != "ngpt":
+        raise ValueError(f"params: scheme {name!r} has no expression to hold free "
+                         f"parameters (nGPT's alpha or sd.custom_scheme do)")
+    if "params" in params and name != "ngpt":
+        params.pop("params")
     try:
         return _REGISTRY[name](**params)
     except TypeError:
@@ -314,7 +435,8 @@ def scheme(name: SchemeLike, **params) -> Scheme:
                          f"{sorted(params)}") from None
 
 
-def custom_scheme(name: str, speed: ExprLike, radial: ExprLike | None = None) -> Scheme:
+def custom_scheme(name: str, speed: ExprLike, radial: ExprLike | None = None,
+                  params: Mapping | None = None) -> Scheme:
     """A scheme of your own: a speed :math:`s` and optionally a radial rate.
 
     Parameters
@@ -326,6 +448,13 @@ def custom_scheme(name: str, speed: ExprLike, radial: ExprLike | None = None) ->
     radial : str or sympy.Expr, optional
         :math:`\\dot r_k` in the same symbols. ``None`` keeps the tokens on the
         unit sphere (``r = 1``).
+    params : dict, optional
+        Free parameters of the laws with their default values, e.g.
+        ``{"c": 0.5}``: real symbols in every derivation, numbers (scalars
+        or batch arrays, keyword arguments named like the parameter) in
+        ``solve`` and ``simulate``. A name must be an identifier that is not
+        a symbol, function or argument name of symdyn, nor a numpy name.
+        The speed must be positive at the defaults.
 
     Examples
     --------
@@ -333,17 +462,21 @@ def custom_scheme(name: str, speed: ExprLike, radial: ExprLike | None = None) ->
     >>> s = sd.custom_scheme("half-peri", speed="sqrt(r*A_norm)", radial="a")
     >>> s.speed
     sqrt(A_norm)*sqrt(r)
+    >>> fam = sd.custom_scheme("damped", speed="A_norm/(1 + c*t)", params={"c": 0.5})
+    >>> fam.speed, fam.defaults
+    (A_norm/(c*t + 1), {'c': 0.5})
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"name: expected a non-empty string, got {name!r}")
-    s = parse(speed, "speed", SCHEME_SYMBOLS)
+    free = free_parameters(params)
+    allowed = {**SCHEME_SYMBOLS, **_symbols(free)}
+    s = parse(speed, "speed", allowed)
     if radial is None:
         s = s.subs(r, 1)
-    check_positive(s, "speed")
-    if radial is None:
-        return Scheme(name, s, sp.Integer(0), sp.oo)
-    rho = parse(radial, "radial", SCHEME_SYMBOLS)
-    return Scheme(name, s, rho, sp.Integer(0))
+    rho = sp.Integer(0) if radial is None else parse(radial, "radial", allowed)
+    _check_used(free, {"speed": s, "radial": rho})
+    check_positive(_at_defaults(s, free), "speed")
+    return Scheme(name, s, rho, sp.oo if radial is None else sp.Integer(0), free=free)
 
 
 # --------------------------------------------------------------------------
