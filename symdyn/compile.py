@@ -69,8 +69,15 @@ class StableSystem:
         """Times where a ``Piecewise`` in ``t`` switches branch (Mix-LN)."""
         return piecewise_breakpoints((self.log_eps_dot, self.r_dot, self.speed))
 
+    @property
+    def args(self) -> tuple:
+        """The compiled functions' arguments: ``t, epsilon, r, n, beta`` and the
+        scheme's free parameters (:attr:`Scheme.symbols`)."""
+        return ARGS + self.scheme.symbols
+
     def phases(self, module: str = "numpy") -> list:
-        """Compiled ``(f_u, f_r)`` per phase, each ``f(t, epsilon, r, n, beta)``.
+        """Compiled ``(f_u, f_r)`` per phase, each ``f(t, epsilon, r, n, beta,
+        *params)`` (see :attr:`args`).
 
         Phase ``i`` is the interval between the ``i``-th breakpoints; its
         functions carry no ``Piecewise``, so a step that ends on a breakpoint
@@ -134,8 +141,9 @@ def _stable_system(s: Scheme, attention: str) -> StableSystem:
 
 def _check_concrete(s: Scheme):
     """Only numbers, known functions and the scheme symbols compile."""
+    known = set(SCHEME_SYMBOLS.values()) | set(s.symbols)
     for law, expr in (("speed", s.speed), ("radial", s.radial)):
-        unknown = expr.atoms(AppliedUndef) | (expr.free_symbols - set(SCHEME_SYMBOLS.values()))
+        unknown = expr.atoms(AppliedUndef) | (expr.free_symbols - known)
         if unknown:
             names = [k for k, v in s.params if sp.sympify(v).has(*unknown)] + [law]
             raise ValueError(f"{', '.join(names)}: the {law} law {expr} of {s.name} contains "
@@ -149,5 +157,5 @@ def _lambdify(system: StableSystem, module: str, fields: tuple[str, ...]):
     if module not in ("numpy", "mpmath"):
         raise ValueError(f"module: must be 'numpy' or 'mpmath', got {module!r}")
     _check_concrete(system.scheme)
-    return lambdify_phases(ARGS, [getattr(system, f) for f in fields], system.breakpoints,
-                           module)
+    return lambdify_phases(system.args, [getattr(system, f) for f in fields],
+                           system.breakpoints, module)
