@@ -20,6 +20,7 @@ from .asymptotics import (
 )
 from .compile import StableSystem, stable_system
 from .equiangular import Reduction, reduce
+from .forward_sensitivity import Sensitivity, sensitivity
 from .particles import Simulation, simulate
 from .schemes import Scheme, custom_scheme, scheme, schemes
 from .solver import Trajectory, solve
@@ -29,6 +30,7 @@ from .sweeps import sweep
 __all__ = [
     "Derivation", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
     "Terminal", "Trajectory", "custom_scheme", "derive", "initial_token_speed", "initial_velocity",
-    "init", "leading_order", "reduce", "scheme", "schemes", "simulate", "solve",
+    "init", "leading_order", "reduce", "scheme", "schemes", "Sensitivity", "sensitivity",
+    "simulate", "solve",
     "stable_system", "sweep", "symbols", "terminal", "weights",
 ]

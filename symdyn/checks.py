@@ -1,9 +1,10 @@
 """Argument checks: one checker per rule, shared by every module.
 
 Numbers (``number``, ``finite_array``, ``real_array``, ``integer``), output
-times, attention kinds, seeds, output paths (``writable_path``) and sizes
-against the machine's memory (``memory``). Bad input raises ``ValueError``
-naming the argument and the allowed range.
+times, the equiangular range of gamma0 (``check_gamma0``), attention kinds,
+seeds, output paths (``writable_path``) and sizes against the machine's
+memory (``memory``). Bad input raises ``ValueError`` naming the argument and
+the allowed range.
 """
 
 from __future__ import annotations
@@ -90,6 +91,18 @@ def real_array(value, name) -> np.ndarray:
     except ValueError:
         raise ValueError(f"{name}: expected real, finite numbers (not complex, text, "
                          f"booleans, nan or inf)") from None
+
+
+def check_gamma0(gamma0, n, name: str = "gamma0"):
+    """Refuse a starting cosine outside the equiangular range
+    :math:`[-1/(n-1), 1]` (arrays broadcast; the first bad member is named)."""
+    g, nn = np.broadcast_arrays(np.asarray(gamma0, dtype=float), np.asarray(n, dtype=float))
+    lower = -1 / (nn - 1)
+    bad = (g > 1) | (g < lower)
+    if np.any(bad):
+        i = np.flatnonzero(bad.ravel())[0]
+        raise ValueError(f"{name} must lie in [-1/(n-1), 1] = [{lower.ravel()[i]:.6g}, 1]; "
+                         f"got {name} = {g.ravel()[i]!r} with n = {nn.ravel()[i]!r}")
 
 
 def rng(seed) -> np.random.Generator:

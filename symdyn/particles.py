@@ -321,7 +321,8 @@ def layer_times(t, step, flops=0.0):
 def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              weights: Weights | tuple | None = None, attention: str = "softmax",
              step: float | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
-             save_x: bool = False, cluster_threshold: float = 0.999) -> Simulation:
+             save_x: bool = False, cluster_threshold: float = 0.999,
+             **params: float) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters
@@ -347,6 +348,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         Also return the tokens at the output times.
     cluster_threshold : float
         Cosine in ``[0, 1]`` at or above which two tokens are linked in ``clusters``.
+    **params : float
+        Values of the scheme's free parameters (one number each; defaults
+        where omitted): the run uses ``scheme.bind(**params)``.
 
     Raises
     ------
@@ -369,6 +373,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     True
     """
     s = resolve(scheme)
+    s = s.bind(**params) if isinstance(s, Scheme) else s
     _concrete(s)
     check_attention(attention)
     step = None if step is None else number(step, "step", 0, low_open=True)

@@ -16,15 +16,17 @@ on-sphere schemes) start at ``r = 1`` whatever ``r0`` says.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mpmath
 import numpy as np
 
-from .checks import check_attention, finite_array, integer, output_times
+from .checks import check_attention, check_gamma0, finite_array, integer, output_times
 from .compile import stable_system
 from .extrapolation import integrate_mp
+from .forward_sensitivity import rates, sensitivity
 from .integrate import integrate
+from .schemes import Scheme
 from .schemes import scheme as get_scheme
 from .symbols import beta as b_sym
 from .symbols import n as n_sym
@@ -47,6 +49,11 @@ class Trajectory:
     nfev : int
         Right-hand-side evaluations (vectorized calls count once).
     message : str
+    params : dict of str to ndarray
+        The scheme's free parameters (:attr:`Scheme.free`), broadcast.
+    sensitivities : dict of str to ndarray, or None
+        :math:`\\partial\\gamma/\\partial q` at the output times, shape batch +
+        (K,), for each ``q`` asked for (``solve(..., sensitivities=...)``).
     """
 
     t: np.ndarray
@@ -61,7 +68,8 @@ class Trajectory:
     r0: np.ndarray
     nfev: int
     message: str
-    success: bool = True
+    params: dict = field(default_factory=dict)
+    sensitivities: dict | None = None
 
 
 # u = log(epsilon) is held to an absolute error rtol (a relative error of
@@ -87,28 +95,38 @@ def _u_atol(eps0, n, rtol):
     return rtol * np.clip(ratio, 1e-7, 1.0)
 
 
-def _parameters(n, beta, gamma0, r0):
-    n = finite_array(n, "n", 2.0)
-    beta = finite_array(beta, "beta", 0.0)
-    gamma0 = finite_array(gamma0, "gamma0")
-    r0 = finite_array(r0, "r0", 0.0, low_open=True)
+def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
+    """The arguments as float arrays broadcast together: ``n, beta, gamma0, r0``
+    and a dict of the scheme's free parameters (defaults where not given)."""
+    unknown = set(params) - set(s.defaults)
+    if unknown:
+        allowed = ", ".join(s.defaults) or "none"
+        raise ValueError(f"{', '.join(sorted(unknown))}: not a parameter of {s.name} "
+                         f"(its free parameters: {allowed})")
+    values = {k: finite_array(params.get(k, v), k) for k, v in s.defaults.items()}
+    named = {"n": finite_array(n, "n", 2.0), "beta": finite_array(beta, "beta", 0.0),
+             "gamma0": finite_array(gamma0, "gamma0"),
+             "r0": finite_array(r0, "r0", 0.0, low_open=True), **values}
     try:
-        n, beta, gamma0, r0 = np.broadcast_arrays(n, beta, gamma0, r0)
+        arrays = dict(zip(named, np.broadcast_arrays(*named.values()), strict=True))
     except ValueError:
-        raise ValueError(f"n, beta, gamma0, r0: shapes {np.shape(n)}, "
-                         f"{np.shape(beta)}, {np.shape(gamma0)}, {np.shape(r0)} "
-                         f"do not broadcast") from None
-    lower = -1 / (n - 1)
-    bad = (gamma0 > 1) | (gamma0 < lower)
-    if np.any(bad):
-        i = np.flatnonzero(bad.ravel())[0]
-        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1]; got gamma0 = "
-                         f"{gamma0.ravel()[i]!r} with n = {n.ravel()[i]!r}")
-    return n, beta, gamma0, r0
+        shapes = ", ".join(str(np.shape(v)) for v in named.values())
+        raise ValueError(f"{', '.join(named)}: shapes {shapes} do not broadcast") from None
+    check_gamma0(arrays["gamma0"], arrays["n"])
+    return [arrays.pop(k) for k in ("n", "beta", "gamma0", "r0")] + [arrays]
+
+
+def _wrt(s: Scheme, sensitivities):
+    """The parameters of ``solve(..., sensitivities=...)``: None, or a tuple."""
+    if sensitivities is False or sensitivities is None:
+        return None
+    if sensitivities is True:
+        return sensitivity(s).wrt
+    return sensitivity(s, wrt=sensitivities).wrt
 
 
 def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
-          rtol=1e-11, atol=1e-12, dps=None) -> Trajectory:
+          rtol=1e-11, atol=1e-12, dps=None, sensitivities=False, **params) -> Trajectory:
     """Solve the reduced ODE of ``scheme`` from equiangular starts.
 
     Parameters
@@ -125,6 +143,15 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
         absolute error of its logarithm) and, with ``atol``, that of ``r``.
     dps : int, optional
         Solve with mpmath at this many digits (>= 15) instead of floats.
+    sensitivities : bool or sequence of str
+        Also integrate the forward sensitivities of :mod:`symdyn.forward_sensitivity`
+        and return :math:`\\partial\\gamma/\\partial q` in
+        ``Trajectory.sensitivities``: ``True`` for the scheme's free
+        parameters, ``beta`` and ``gamma0``; or names among those, ``n`` and
+        ``r0``. Their errors are controlled with the same ``rtol``.
+    **params : float or array
+        Values of the scheme's free parameters (``c=0.5``, or an array: one
+        more batch axis, broadcast with ``n`` etc.); defaults where omitted.
 
     Returns
     -------
@@ -139,11 +166,17 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     >>> tr = sd.solve("pre-ln", n=[4, 64], beta=1.0, gamma0=0.0, t=[1, 10])
     >>> tr.gamma.shape
     (2, 2)
+    >>> fam = sd.custom_scheme("damped", speed="A_norm/(1 + c*t)", params={"c": 0.5})
+    >>> tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1, 3], c=[0.0, 1.0],
+    ...               sensitivities=["c"])
+    >>> tr.gamma.shape, tr.sensitivities["c"].shape
+    ((2, 2), (2, 2))
     """
     s = get_scheme(scheme)
     check_attention(attention)
     times = output_times(t)
-    n, beta, gamma0, r0 = _parameters(n, beta, gamma0, r0)
+    n, beta, gamma0, r0, params = _parameters(s, n, beta, gamma0, r0, params)
+    wrt = _wrt(s, sensitivities)
     rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
     if dps is not None:
         dps = integer(dps, "dps", 15)
@@ -152,10 +185,11 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     if s.starts_on_sphere:
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
-    _check_time_law(system, times, n, beta)
+    _check_time_law(system, times, n, beta, params)
+    sens = None if wrt is None else sensitivity(s, wrt, attention)
     if dps is not None:
-        return _solve_mp(system, times, n, beta, gamma0, r0, dps)
-    return _solve_float(system, times, n, beta, gamma0, r0, rtol, atol)
+        return _solve_mp(system, times, n, beta, gamma0, r0, params, sens, dps)
+    return _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol)
 
 
 def _tolerance(value, name):
@@ -189,14 +223,16 @@ _UNNORMALIZED = ("under the unnormalized kernel gamma reaches 1 within a time of
                  f"use dps= (beta/2 digits or more, at most {MAX_DPS})")
 
 
-def _fault(system, f_norm, state, start, nk, bk):
+def _fault(system, f_norm, state, start, values):
     """Name the cause of a non-finite field (or a stalled member) at ``state``:
-    ``(t, epsilon, r, speed)``; ``start``: the same at t = 0. None if unknown."""
+    ``(t, epsilon, r, speed)``; ``start``: the same at t = 0; ``values``: the
+    member's ``n, beta`` and free parameters. None if unknown."""
     tt, eps, r, speed = state
+    nk, bk = values[0], values[1]
     if not r > 1e-8 * start[2]:           # r <= 0, or stalled on its way there
         return _law_fault(system, "radial", r, tt, nk, bk)
     with np.errstate(all="ignore"):
-        norm = float(f_norm(tt, eps, r, nk, bk))
+        norm = float(f_norm(tt, eps, r, *values))
     where = f"at t = {tt:.6g}, gamma = {float(1 - eps)!r}, n = {nk:g}, beta = {bk:g}"
     if norm == 0:
         return ValueError(f"gamma0, beta: A_k = 0 {where} (the regular simplex with "
@@ -213,31 +249,37 @@ def _fault(system, f_norm, state, start, nk, bk):
     return None
 
 
-def _check_time_law(system, times, n, beta):
-    """A speed law in t, n, beta only is checked on [0, t_max] before solving:
-    its first non-positive or non-finite value, located by bisection."""
-    if not system.speed.free_symbols <= {t_sym, n_sym, b_sym}:
+def _check_time_law(system, times, n, beta, params):
+    """A speed law in t, n, beta and free parameters only is checked on
+    [0, t_max] before solving: its first non-positive or non-finite value,
+    located by bisection."""
+    own = set(system.scheme.symbols)
+    if not system.speed.free_symbols <= {t_sym, n_sym, b_sym} | own:
         return
     T = times[-1]
     grid = np.unique(np.concatenate([[0.0], np.linspace(0, T, 1025), times,
                                      np.geomspace(T * 1e-12, T, 1025) if T > 0 else []]))
-    pairs = np.unique(np.stack([np.ravel(n), np.ravel(beta)], axis=1), axis=0)
-    if not system.speed.has(n_sym, b_sym):       # a law of t alone: one pair decides
-        pairs = pairs[:1]
+    used = [system.speed.has(x) for x in (n_sym, b_sym, *system.scheme.symbols)]
+    columns = [np.ravel(x) for x in (n, beta, *params.values())]
+    # one tuple per distinct value of the symbols the law depends on
+    key = np.stack([c if u else np.zeros_like(c) for c, u in zip(columns, used,
+                                                                    strict=True)], axis=1)
+    _, first = np.unique(key, axis=0, return_index=True)
     breaks = np.concatenate([[0.0], system.breakpoints])
     laws = system.laws("numpy")
 
-    def bad(tt, nk, bk):
+    def bad(tt, member):
         tt = np.atleast_1d(tt)
         phase = np.searchsorted(breaks, tt, side="right") - 1
         val = np.empty(len(tt))
         with np.errstate(all="ignore"):
             for p in np.unique(phase):
-                val[phase == p] = laws[p][0](tt[phase == p], 1.0, 1.0, nk, bk)
+                val[phase == p] = laws[p][0](tt[phase == p], 1.0, 1.0, *member)
         return ~(val > 0), val              # +inf passes: 1/s = 0
 
-    for nk, bk in pairs:
-        flags, val = bad(grid, nk, bk)
+    for i in first:
+        member = [c[i] for c in columns]
+        flags, val = bad(grid, member)
         if not flags.any():
             continue
         k = int(np.argmax(flags))
@@ -247,77 +289,117 @@ def _check_time_law(system, times, n, beta):
                 mid = (lo + hi) / 2
                 if mid in (lo, hi):
                     break
-                lo, hi = (lo, mid) if bad(mid, nk, bk)[0][0] else (mid, hi)
-            grid[k], val[k] = hi, bad(hi, nk, bk)[1][0]
-        raise _law_fault(system, "speed", val[k], grid[k], nk, bk)
+                lo, hi = (lo, mid) if bad(mid, member)[0][0] else (mid, hi)
+            grid[k], val[k] = hi, bad(hi, member)[1][0]
+        raise _law_fault(system, "speed", val[k], grid[k], member[0], member[1])
 
 
-def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
+class _Field:
+    """The batched right-hand side of ``(u, r)`` and, with a
+    :class:`~symdyn.forward_sensitivity.Sensitivity`, of ``(sigma_u, sigma_r)`` per
+    parameter (state columns ``2 + 2 i, 3 + 2 i``).
 
-    phases = system.phases("numpy")
+    Per member it remembers the last state evaluated, or the first one where
+    the speed is not positive and finite or ``r <= 0`` (such states are
+    refused with NaN rates): ``seen[:, m] = (t, epsilon, r, speed)``.
+    """
+
+    def __init__(self, system, sens, M):
+        self.phases = system.phases("numpy")
+        self.laws = system.laws("numpy")
+        self.sens = None if sens is None else sens.phases("numpy")
+        self.seen = np.zeros((4, M))
+        self.found = np.zeros(M, dtype=bool)
+        # A law positive by its symbols' signs (r, A_norm > 0: every built-in)
+        # needs no evaluation in the hot loop; the others are checked at every state.
+        self.check_speed = not system.scheme.speed.is_positive
+
+    def __call__(self, tt, y, phase, fixed, cluster, member, *values):
+        eps = np.where(cluster, 0.0, np.exp(y[:, 0]))
+        out = np.empty_like(y)
+        speed = np.empty(len(tt)) if self.check_speed else np.ones(len(tt))
+        for i, ((f_u, f_r), (f_s, _)) in enumerate(zip(self.phases, self.laws, strict=True)):
+            sel = slice(None) if len(self.phases) == 1 else phase == i
+            if len(self.phases) > 1 and not sel.any():
+                continue
+            args = (tt[sel], eps[sel], y[sel, 1], *(v[sel] for v in values))
+            out[sel, 0] = np.where(fixed[sel], 0.0, f_u(*args))
+            out[sel, 1] = f_r(*args)
+            if self.check_speed:
+                speed[sel] = f_s(*args)
+            if self.sens is not None:
+                self._sensitivity_rates(out, y, sel, fixed, self.sens[i](*args))
+        bad = ~((y[:, 1] > 0) & np.isfinite(speed) & (speed > 0))
+        out[bad] = np.nan
+        # a non-finite state is the echo of an earlier bad rate, not a cause
+        cause = bad & np.isfinite(y[:, 0]) & np.isfinite(y[:, 1])
+        keep = ((~self.found[member] & np.isfinite(y[:, 1]))
+                | (cause & (tt < self.seen[0, member])))
+        self.seen[:, member[keep]] = np.stack([tt, eps, y[:, 1], speed])[:, keep]
+        self.found[member[cause & keep]] = True
+        return out
+
+    @staticmethod
+    def _sensitivity_rates(out, y, sel, fixed, values):
+        sigma = [(y[sel, j], y[sel, j + 1]) for j in range(2, y.shape[1], 2)]
+        for j, (du, dr) in zip(range(2, y.shape[1], 2), rates(values, sigma), strict=True):
+            out[sel, j] = np.where(fixed[sel], 0.0, du)
+            out[sel, j + 1] = dr
+
+
+def _start(field, system, y0, args, g0):
+    """Evaluate the field at t = 0; a non-finite start raises with its cause.
+    Returns the states seen there (the reference of :func:`_fault`)."""
+    M = len(g0)
+    with np.errstate(all="ignore"):
+        start = field(np.zeros(M), y0, np.zeros(M, dtype=int), *args)
+    first = field.seen.copy()
+    singular = ~np.all(np.isfinite(start[:, :2]), axis=1)
+    if singular.any():
+        i = int(np.flatnonzero(singular)[0])
+        values = [a[i] for a in args[3:]]
+        raise (_fault(system, field.laws[0][1], first[:, i], first[:, i], values)
+               or ValueError(f"gamma0, n, beta: the vector field of {system.scheme.name} "
+                             f"is not finite at gamma0 = {g0[i]!r}, n = {values[0]:g}, "
+                             f"beta = {values[1]:g}"))
+    if not np.all(np.isfinite(start)):
+        raise ValueError(f"sensitivities: the sensitivity system of {system.scheme.name} "
+                         f"is not finite at t = 0 (gamma0 = 1 or a parameter at a "
+                         f"singularity of the law)")
+    field.found[:] = False
+    return first
+
+
+def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
     shape = n.shape
     nn, bb, g0, rr = (np.ravel(x).astype(float) for x in (n, beta, gamma0, r0))
+    pp = [np.ravel(v).astype(float) for v in params.values()]
     eps0 = 1.0 - g0
     at_cluster = eps0 <= 0          # gamma0 = 1: epsilon stays 0 (u = -oo)
     # The regular simplex, 1 + (n-1) gamma0 = 0, is an equilibrium too; a
     # start within rounding of it cannot be told from it in floats (and its
     # rounding could push gamma below -1/(n-1)), so it is held there as well.
     frozen = at_cluster | (np.abs(1 + (nn - 1) * g0) <= 64 * np.finfo(float).eps * nn)
-    u0 = np.log(np.where(at_cluster, 1.0, eps0))
-
-    laws = system.laws("numpy")
-    # Per member: the last state evaluated, or the first one where the speed
-    # is not positive and finite or r <= 0 (such states are refused).
-    seen = np.zeros((4, len(nn)))
-    found = np.zeros(len(nn), dtype=bool)
-    # A law positive by its symbols' signs (r, A_norm > 0: every built-in) needs
-    # no evaluation in the hot loop; the others are checked at every state.
-    check_speed = not system.scheme.speed.is_positive
-
-    def rhs(tt, y, phase, nk, bk, fixed, cluster, member):
-        eps = np.where(cluster, 0.0, np.exp(y[:, 0]))
-        out = np.empty_like(y)
-        speed = np.empty(len(tt)) if check_speed else np.ones(len(tt))
-        for i, ((f_u, f_r), (f_s, _)) in enumerate(zip(phases, laws, strict=True)):
-            sel = slice(None) if len(phases) == 1 else phase == i
-            if len(phases) > 1 and not sel.any():
-                continue
-            args = (tt[sel], eps[sel], y[sel, 1], nk[sel], bk[sel])
-            out[sel, 0] = np.where(fixed[sel], 0.0, f_u(*args))
-            out[sel, 1] = f_r(*args)
-            if check_speed:
-                speed[sel] = f_s(*args)
-        bad = ~((y[:, 1] > 0) & np.isfinite(speed) & (speed > 0))
-        out[bad] = np.nan
-        keep = ~found[member] | (bad & (tt < seen[0, member]))
-        seen[:, member[keep]] = np.stack([tt, eps, y[:, 1], speed])[:, keep]
-        found[member[bad & keep]] = True
-        return out
-
-    y0 = np.stack([u0, rr], axis=1)
-    args = (nn, bb, frozen, at_cluster, np.arange(len(nn)))
-    with np.errstate(all="ignore"):
-        start = rhs(np.zeros_like(nn), y0, np.zeros(len(nn), dtype=int), *args)
-    first = seen.copy()
-    singular = ~np.all(np.isfinite(start), axis=1)
-    if singular.any():
-        i = int(np.flatnonzero(singular)[0])
-        raise (_fault(system, laws[0][1], first[:, i], first[:, i], nn[i], bb[i])
-               or ValueError(f"gamma0, n, beta: the vector field of {system.scheme.name} "
-                             f"is not finite at gamma0 = {g0[i]!r}, n = {nn[i]:g}, "
-                             f"beta = {bb[i]:g}"))
-    found[:] = False
-    sol = integrate(rhs, times, y0, args,
-                    rtol=[_U_RTOL, rtol], atol=np.stack([_u_atol(eps0, nn, rtol),
-                                                          np.full_like(nn, atol)], axis=1),
+    y0 = [np.log(np.where(at_cluster, 1.0, eps0)), rr]
+    tol_r = [_U_RTOL, rtol]
+    tol_a = [_u_atol(eps0, nn, rtol), np.full_like(nn, atol)]
+    if sens is not None:
+        for su, sr in sens.initial(np.where(at_cluster, 1.0, eps0)):
+            y0 += [np.where(frozen, 0.0, su), np.broadcast_to(sr, nn.shape)]
+            tol_r += [rtol, rtol]
+            tol_a += [np.full_like(nn, rtol), np.full_like(nn, atol)]
+    field = _Field(system, sens, len(nn))
+    y0 = np.stack(y0, axis=1)
+    args = (frozen, at_cluster, np.arange(len(nn)), nn, bb, *pp)
+    first = _start(field, system, y0, args, g0)
+    sol = integrate(field, times, y0, args, rtol=tol_r, atol=np.stack(tol_a, axis=1),
                     breakpoints=system.breakpoints)
     if not sol.success:
         i = int(np.flatnonzero(~np.isfinite(sol.y[:, -1]).all(axis=1))[0])
-        phase = int(np.searchsorted(system.breakpoints, seen[0, i], side="left"))
-        raise (_fault(system, laws[phase][1], seen[:, i], first[:, i], nn[i], bb[i])
-               or ArithmeticError(f"solve: {sol.message}"
-                                  + (f"; {_UNNORMALIZED}" if system.attention
-                                     == "unnormalized" else "")))
+        phase = int(np.searchsorted(system.breakpoints, field.seen[0, i], side="left"))
+        raise (_fault(system, field.laws[phase][1], field.seen[:, i], first[:, i],
+                      [a[i] for a in args[3:]])
+               or ArithmeticError(f"solve: {sol.message}" + _hint(system)))
     u = np.where(at_cluster[:, None], -np.inf, sol.y[:, :, 0])
     r = sol.y[:, :, 1]
     eps = np.exp(u)
@@ -325,61 +407,81 @@ def _solve_float(system, times, n, beta, gamma0, r0, rtol, atol):
     rate = np.empty_like(eps)
     with np.errstate(invalid="ignore"):
         for k, tk in enumerate(times):
-            f_u = phases[phase[k]][0]
-            rate[:, k] = f_u(tk, eps[:, k], r[:, k], nn, bb)
+            rate[:, k] = field.phases[phase[k]][0](tk, eps[:, k], r[:, k], nn, bb, *pp)
     gamma_dot = np.where(frozen[:, None], 0.0, -eps * rate)
     if not (np.all(np.isfinite(gamma_dot)) and np.all(np.isfinite(r))):
-        raise ArithmeticError("solve: non-finite values in the solution"
-                              + (f"; {_UNNORMALIZED}"
-                                 if system.attention == "unnormalized" else ""))
+        raise ArithmeticError("solve: non-finite values in the solution" + _hint(system))
     out = [x.reshape(shape + (len(times),)) for x in (1 - eps, eps, u, gamma_dot, r)]
-    return Trajectory(times, *out, n, beta, gamma0, r0, sol.nfev, sol.message)
+    derivs = None if sens is None else {
+        q: np.where(at_cluster[:, None], 0.0, -eps * sol.y[:, :, 2 + 2 * j]).reshape(
+            shape + (len(times),)) for j, q in enumerate(sens.wrt)}
+    return Trajectory(times, *out, n, beta, gamma0, r0, sol.nfev, sol.message, params, derivs)
 
 
-def _solve_mp(system, times, n, beta, gamma0, r0, dps):
+def _hint(system):
+    return f"; {_UNNORMALIZED}" if system.attention == "unnormalized" else ""
 
-    phases = system.phases("mpmath")
-    laws = system.laws("mpmath")
-    bps = system.breakpoints
-    K = len(times)
-    res = {k: np.empty(n.shape + (K,), dtype=object)
+
+def _solve_mp(system, times, n, beta, gamma0, r0, params, sens, dps):
+    res = {k: np.empty(n.shape + (len(times),), dtype=object)
            for k in ("gamma", "epsilon", "log_epsilon", "gamma_dot", "r")}
-    zero = mpmath.mpf(0)
+    derivs = None if sens is None else {
+        q: np.empty(n.shape + (len(times),), dtype=object) for q in sens.wrt}
     with mpmath.workdps(dps):
         for idx in np.ndindex(n.shape):
-            nk, bk = mpmath.mpf(n[idx]), mpmath.mpf(beta[idx])
-            eps0 = 1 - mpmath.mpf(gamma0[idx])
-            cluster = eps0 == 0
-            fixed = cluster or eps0 + nk * (1 - eps0) <= 0   # equilibria
-
-            def rhs(tt, y, phase, nk=nk, bk=bk, cluster=cluster, fixed=fixed):
-                f_u, f_r = phases[phase]
-                eps = zero if cluster else mpmath.exp(y[0])
-                # no state has r <= 0 or a speed <= 0 (evaluated first: it may be
-                # a division by zero)
-                speed = laws[phase][0](tt, eps, y[1], nk, bk) if y[1] > 0 else None
-                if speed is None or not (mpmath.isfinite(speed) and speed > 0):
-                    raise _law_fault(system, "speed" if speed else "radial",
-                                     float(y[1] if speed is None else speed), float(tt),
-                                     float(nk), float(bk))
-                return [zero if fixed else f_u(tt, eps, y[1], nk, bk),
-                        f_r(tt, eps, y[1], nk, bk)]
-
-            u0 = zero if cluster else mpmath.log(eps0)
-            try:
-                states = integrate_mp(rhs, times, [u0, mpmath.mpf(r0[idx])], dps, bps)
-            except ArithmeticError as exc:
-                raise ArithmeticError(f"solve: {exc}") from None
-            for k, (u, r) in enumerate(states):
-                f_u = phases[int(np.searchsorted(bps, times[k], side="left"))][0]
-                u = -mpmath.inf if cluster else u
-                eps = mpmath.exp(u)
-                rate = zero if fixed else f_u(mpmath.mpf(times[k]), eps, r, nk, bk)
-                res["log_epsilon"][idx + (k,)] = +u
-                res["epsilon"][idx + (k,)] = +eps
-                res["gamma"][idx + (k,)] = 1 - eps
-                res["gamma_dot"][idx + (k,)] = -eps * rate
-                res["r"][idx + (k,)] = +r
+            values = [mpmath.mpf(x[idx]) for x in (n, beta, *params.values())]
+            _solve_mp_member(system, times, values, gamma0[idx], r0[idx], sens, dps,
+                             res, derivs, idx)
     return Trajectory(times, res["gamma"], res["epsilon"], res["log_epsilon"],
                       res["gamma_dot"], res["r"], n, beta, gamma0, r0, 0,
-                      f"mpmath extrapolation at {dps} digits")
+                      f"mpmath extrapolation at {dps} digits", params, derivs)
+
+
+def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, idx):
+    """One member with mpmath; its outputs go to ``res`` (and ``derivs``) at ``idx``."""
+    phases, laws, bps = system.phases("mpmath"), system.laws("mpmath"), system.breakpoints
+    sens_phases = None if sens is None else sens.phases("mpmath")
+    zero = mpmath.mpf(0)
+    eps0 = 1 - mpmath.mpf(gamma0)
+    nk = values[0]
+    cluster = eps0 == 0
+    fixed = cluster or eps0 + nk * (1 - eps0) <= 0   # equilibria
+
+    def rhs(tt, y, phase):
+        f_u, f_r = phases[phase]
+        eps = zero if cluster else mpmath.exp(y[0])
+        # no state has r <= 0 or a speed <= 0 (evaluated first: it may be
+        # a division by zero)
+        speed = laws[phase][0](tt, eps, y[1], *values) if y[1] > 0 else None
+        if speed is None or not (mpmath.isfinite(speed) and speed > 0):
+            raise _law_fault(system, "speed" if speed else "radial",
+                             float(y[1] if speed is None else speed), float(tt),
+                             float(values[0]), float(values[1]))
+        args = (tt, eps, y[1], *values)
+        out = [zero if fixed else f_u(*args), f_r(*args)]
+        if sens_phases is not None:
+            sigma = list(zip(y[2::2], y[3::2], strict=True))
+            for du, dr in rates(sens_phases[phase](*args), sigma):
+                out += [zero if fixed else du, dr]
+        return out
+
+    u0 = zero if cluster else mpmath.log(eps0)
+    y0 = [u0, mpmath.mpf(r0)]
+    if sens is not None:
+        y0 += [v for pair in sens.initial(mpmath.mpf(1) if cluster else eps0) for v in pair]
+    try:
+        states = integrate_mp(rhs, times, y0, dps, bps)
+    except ArithmeticError as exc:
+        raise ArithmeticError(f"solve: {exc}") from None
+    for k, y in enumerate(states):
+        f_u = phases[int(np.searchsorted(bps, times[k], side="left"))][0]
+        u, r = (-mpmath.inf if cluster else y[0]), y[1]
+        eps = mpmath.exp(u)
+        rate = zero if fixed else f_u(mpmath.mpf(times[k]), eps, r, *values)
+        res["log_epsilon"][idx + (k,)] = +u
+        res["epsilon"][idx + (k,)] = +eps
+        res["gamma"][idx + (k,)] = 1 - eps
+        res["gamma_dot"][idx + (k,)] = -eps * rate
+        res["r"][idx + (k,)] = +r
+        for j, q in enumerate(() if sens is None else sens.wrt):
+            derivs[q][idx + (k,)] = zero if cluster else -eps * y[2 + 2 * j]

@@ -69,3 +69,61 @@ def test_parameters_parse_only_through_expressions():
     with pytest.raises(ValueError, match="unknown symbol"):
         sd.custom_scheme("x", speed="1 + k*t", params={"c": 1})
     assert t in damped().speed.free_symbols
+
+
+# ---------------------------------------------------------------------------
+# Numbers for the parameters: a batch axis in solve, a value in simulate
+
+def test_parameter_is_a_batch_axis_equal_to_bound_schemes():
+    import numpy as np
+    fam = damped()
+    tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0], c=np.array([0.0, 0.5, 1.0]))
+    assert tr.gamma.shape == (3, 2) and list(tr.params) == ["c"]
+    # oracle 1: c = 0 is nGPT with alpha = 1 (speed A_norm), a scheme compiled separately
+    ngpt = sd.solve("ngpt", n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0])
+    assert abs(tr.log_epsilon[0] - ngpt.log_epsilon).max() < 1e-10
+    # oracle 2: each member equals the scheme with the number substituted by sympy
+    for k, c in enumerate([0.5, 1.0]):
+        bound = sd.solve(fam.bind(c=c), n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0])
+        assert abs(tr.log_epsilon[k + 1] - bound.log_epsilon).max() < 1e-10
+    # negative control: the parameter changes the solution
+    assert abs(tr.log_epsilon[2] - tr.log_epsilon[0]).min() > 1e-3
+    # the default is used when the parameter is omitted
+    default = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0])
+    assert abs(default.log_epsilon - tr.log_epsilon[1]).max() < 1e-14
+
+
+def test_parameters_broadcast_with_the_model_arguments():
+    import numpy as np
+    fam = sd.scheme("ngpt", alpha="a0 + a1*t", params={"a0": 1, "a1": 0.5})
+    tr = sd.solve(fam, n=[4, 8], beta=1.0, gamma0=0.0, t=[1.0], a1=np.array([[0.0], [2.0]]))
+    assert tr.gamma.shape == (2, 2, 1) and tr.params["a0"].shape == (2, 2)
+    one = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], a1=2.0)
+    assert abs(tr.gamma[1, 1] - one.gamma).max() < 1e-13
+
+
+def test_bad_parameter_values_in_solve():
+    fam = damped()
+    with pytest.raises(ValueError, match="k: not a parameter of damped"):
+        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], k=1.0)
+    with pytest.raises(ValueError, match="c must be finite"):
+        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], c=float("nan"))
+    with pytest.raises(ValueError, match="speed.*t = 0.5"):     # 1 - 2 t reaches 0 at t = 1/2
+        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], c=[0.0, -2.0])
+    with pytest.raises(ValueError, match="do not broadcast"):
+        sd.solve(fam, n=[4, 8], beta=1.0, gamma0=0.0, t=[1.0], c=[0.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="not a parameter of post-ln"):
+        sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], c=1.0)
+
+
+def test_simulate_takes_parameter_values():
+    fam = damped()
+    X0 = sd.init.equiangular(8, 8, 0.0, seed=1)
+    for c in (0.0, 0.7):
+        tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0], c=c)
+        sim = sd.simulate(fam, X0, beta=1.0, t=[1.0, 3.0], c=c)
+        assert abs(sim.gamma - tr.gamma).max() < 1e-9
+    other = sd.simulate(fam, X0, beta=1.0, t=[1.0, 3.0], c=2.0)   # negative control
+    assert abs(other.gamma[0] - tr.gamma[0]) > 1e-2
+    with pytest.raises(ValueError, match="^c:"):
+        sd.simulate(fam, X0, beta=1.0, t=[1.0], c=[0.1, 0.2])
