@@ -110,9 +110,13 @@ def test_reduction_matches_direct_field(scheme, start, attention):
     rd = _reference(red.r_dot, values)
     ts2 = _reference(red.token_speed**2, values)   # smooth; may round below 0
     # Floating-point floor of the direct evaluation: 1e-13 of the size of the
-    # terms it subtracts, |A_k| / s_k (they cancel near gamma = 1).
+    # terms it subtracts: |A_k| / s_k (they cancel near gamma = 1), and the
+    # summands w_kj theta_j of A_k, of total size sum_j w_kj (they cancel at
+    # the regular simplex, where A_k itself is O(beta)).
     A, _, s, _ = parts(scheme, theta, radius, time, b, attention)
-    scale = np.max(np.linalg.norm(A, axis=1) / s)
+    scores = b * theta @ theta.T
+    summands = 1.0 if attention == "softmax" else np.exp(scores).sum(axis=1) / k
+    scale = np.max(np.maximum(np.linalg.norm(A, axis=1), summands) / s)
     assert abs(gd - gd_direct) <= 1e-10 * abs(gd) + 1e-13 * scale
     # The speed is sqrt of a smooth function of gamma; compare its square,
     # which (unlike the root at gamma = 1) is Lipschitz in the rounding.
