@@ -14,22 +14,33 @@ Terminal velocity, near the cluster :math:`\\gamma = 1`, with
    from ``r(0) = r_0``.
 3. :math:`\\varepsilon(t) = C \\exp(-\\Lambda(t))`,
    :math:`\\Lambda(t) = \\int_0^t \\lambda(r(s), s)\\,ds`.
-4. Keep the terms of :math:`\\Lambda` that do not stay bounded (powers
-   :math:`c\\,t^p` and :math:`d \\log t`; all of :math:`\\Lambda` when what
-   is left oscillates without bound) and name the law by the largest:
-   ``p >= 1`` exponential, ``0 < p < 1`` stretched-exponential, only
-   ``log t`` polynomial, none (bounded :math:`\\Lambda`) no-collapse.
+4. Name the law by the growth of :math:`\\Lambda` (:data:`LAWS`, fastest
+   decay first): ``Lambda/t -> oo`` super-exponential; ``Lambda ~ c t``
+   exponential; ``Lambda/t -> 0``, ``Lambda/log t -> oo``
+   stretched-exponential; ``Lambda ~ c log t`` polynomial;
+   ``Lambda/log t -> 0``, ``Lambda -> oo`` slower-than-polynomial;
+   bounded no-collapse. The limits are taken on the integrand
+   (l'Hopital: ``lim Lambda/t = lim lambda``, ``lim Lambda/log t = lim t
+   lambda``; boundedness by an iterated-logarithm test of
+   :math:`\\int^\\infty \\lambda`) and, where those do not exist, on the
+   closed form of :math:`\\Lambda`. What no limit decides within the time
+   budget is ``undecided``, never a default class.
+5. The formula: ``C exp(-growing terms)`` when the rest of :math:`\\Lambda`
+   stays bounded (powers :math:`c\\,t^p` and :math:`d \\log t`, or the
+   leading ``growth``), else the exact :math:`C e^{-\\Lambda(t)}`.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 
 import sympy as sp
 
-from .budget import time_limit
+from .budget import SECONDS, time_limit
 from .equiangular import check_attention, reduce
 from .expressions import ExprLike, value
 from .schemes import SchemeLike, branch_at
@@ -170,6 +181,24 @@ def _leading_order(expr, var):
 # terminal velocity
 # --------------------------------------------------------------------------
 
+#: The classes of the terminal law of :math:`1-\gamma = C e^{-\Lambda(t)}`,
+#: fastest decay first, by the growth of :math:`\Lambda` as ``t -> oo``:
+#: ``Lambda/t -> oo``; ``Lambda ~ c t``; ``Lambda/t -> 0`` but
+#: ``Lambda/log t -> oo``; ``Lambda ~ c log t``; ``Lambda/log t -> 0`` but
+#: ``Lambda -> oo``; ``Lambda`` bounded. :func:`terminal` answers one of these
+#: or :data:`UNDECIDED`.
+LAWS = ("super-exponential", "exponential", "stretched-exponential", "polynomial",
+        "slower-than-polynomial", "no-collapse")
+
+#: The answer when the asymptotic comparison cannot be decided (see ``Terminal.reason``).
+UNDECIDED = "undecided"
+
+#: Each sympy step of the comparison (the integral, one limit, the expansion)
+#: may take at most this fraction of ``symdyn.budget.SECONDS["derivation"]``;
+#: all of them end before that budget does (then the law is ``undecided``).
+STEP_FRACTION = 0.25
+
+
 @dataclass(frozen=True)
 class Terminal:
     """The terminal law of ``1 - gamma(t)`` near the cluster.
@@ -177,10 +206,14 @@ class Terminal:
     Attributes
     ----------
     law : str
-        ``"exponential"``, ``"stretched-exponential"``, ``"polynomial"`` or
-        ``"no-collapse"``.
+        One of :data:`LAWS` (``"super-exponential"``, ``"exponential"``,
+        ``"stretched-exponential"``, ``"polynomial"``,
+        ``"slower-than-polynomial"``, ``"no-collapse"``), or ``"undecided"``.
     epsilon : sympy.Expr
-        The leading :math:`1-\\gamma(t)`, with free constant ``C``.
+        The leading :math:`1-\\gamma(t)`, with free constant ``C``: the growing
+        terms of :math:`\\Lambda` when they leave a bounded rest, else the
+        exact :math:`C e^{-\\Lambda(t)}` (constants dropped; an unevaluated
+        ``Integral`` when :math:`\\Lambda` has no closed form).
     gamma_dot : sympy.Expr
         The leading :math:`\\dot\\gamma(t) = -\\dot\\varepsilon`.
     rate : sympy.Expr
@@ -188,11 +221,21 @@ class Terminal:
         along the radius ``r(t)`` (initial radius ``r_0``).
     radius : sympy.Expr
         ``r(t)`` at the cluster.
-    exponent : sympy.Expr or None
-        ``p`` for ``C t**-p``, ``c`` for ``C exp(-c t)``, ``(c, p)`` for
-        ``C exp(-c t**p)``; None otherwise.
+    exponent : object
+        ``c`` for ``C exp(-c t)`` (exponential; an ``AccumBounds`` when
+        ``Lambda/t`` only stays within positive bounds) and for ``C t**-c``
+        (polynomial) and ``C (log t)**-c`` (``Lambda ~ c log log t``);
+        ``(c, p)`` for ``C exp(-c t**p)``; ``(c, p, q)`` for
+        ``C exp(-c t**p (log t)**q)``, e.g. ``(2, 1, -1)``, the
+        ``t/log t``-type growth of a speed ``log t``; None otherwise.
     reason : str
-        Why the law is ``"undecided"`` (then the formulas are None); else "".
+        Why the law is ``"undecided"``; else "".
+    growth : sympy.Expr or None
+        The leading :math:`\\Lambda(t)` (``Lambda/growth -> 1``), e.g.
+        ``2*t/log(t)``, when found; None otherwise (no-collapse, undecided).
+    Lambda : sympy.Expr
+        The exact :math:`\\Lambda(t) = \\int_0^t \\lambda`, closed form or
+        ``Integral``.
     """
 
     law: str
@@ -202,6 +245,8 @@ class Terminal:
     radius: sp.Expr | None
     exponent: object
     reason: str = ""
+    growth: sp.Expr | None = None
+    Lambda: sp.Expr | None = None
 
 
 def _radius(rho, r_start):
@@ -229,7 +274,8 @@ def _growing_terms(Lam, max_terms=4):
 
     Returns ``(terms, settled)``: ``settled`` is False when what is left after
     the terms oscillates without bound (e.g. ``t sin(8t)``), so that only the
-    exact ``exp(-Lambda)`` describes epsilon.
+    exact ``exp(-Lambda)`` describes epsilon. Raises ValueError when Lam is
+    not such a sum (the caller then keeps the exact Lambda).
     """
     terms, rest = [], Lam
     for _ in range(max_terms):
@@ -261,6 +307,13 @@ def _growing_terms(Lam, max_terms=4):
 def terminal(scheme: SchemeLike, attention: str = "softmax") -> Terminal:
     """Derive the terminal law of ``1 - gamma`` for a scheme.
 
+    The class (:data:`LAWS`) is decided by limits as ``t -> oo`` of
+    ``Lambda/t``, ``Lambda/log t`` and ``Lambda``, taken on the integrand
+    (l'Hopital: ``lambda``, ``t lambda``, and an iterated-logarithm test of
+    ``int^oo lambda``) and, where those limits do not exist, on the closed
+    form of ``Lambda``. When none decides within the time budget the law is
+    ``"undecided"``, with the exact ``Lambda`` and the reason.
+
     Examples
     --------
     >>> import symdyn as sd
@@ -268,11 +321,33 @@ def terminal(scheme: SchemeLike, attention: str = "softmax") -> Terminal:
     C/t**2
     >>> sd.terminal("sqrt-scaling").law
     'stretched-exponential'
+    >>> term = sd.terminal(sd.scheme("ngpt", alpha="1 + t"))
+    >>> term.law, term.epsilon
+    ('super-exponential', C*exp(-t*(t + 2)))
+    >>> term = sd.terminal(sd.custom_scheme("log", speed="log(t + 2)"))
+    >>> term.law, term.growth
+    ('stretched-exponential', 2*t/log(t))
+    >>> sd.terminal(sd.scheme("ngpt", alpha="alpha(t)")).law
+    'undecided'
     """
     s = get_scheme(scheme)
+    attention = check_attention(attention)
+    key = (s, attention)
+    if key in _CACHE:
+        return _CACHE[key]
     with time_limit(f"terminal law of {s.name}"), \
             _sympy_failures(f"scheme: cannot derive the terminal law of {s}"):
-        return _terminal(s, check_attention(attention))
+        rate_t, radius = _rate(s, attention)
+        steps = _Steps()
+        result = _law(rate_t, radius, steps)
+    if not steps.timed_out:            # an answer cut short by time is not kept
+        if len(_CACHE) >= 128:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = result
+    return result
+
+
+_CACHE: dict = {}
 
 
 @contextmanager
@@ -286,35 +361,300 @@ def _sympy_failures(message):
         raise ValueError(f"{message} (sympy: {detail[:200]})") from None
 
 
-@lru_cache(maxsize=128)
-def _terminal(s, attention):
+def _rate(s, attention):
+    """lambda(t) along the radius at the cluster, and the radius r(t)."""
     red = reduce(s, attention)
     G = branch_at(red.gamma_dot, sp.oo)
     rate = sp.simplify(-sp.diff(G, gamma).subs(gamma, 1))
     rho = sp.simplify(branch_at(red.r_dot, sp.oo).subs(gamma, 1))
     radius = _radius(rho, sp.Integer(1) if s.on_sphere else r_0)
-    rate_t = sp.simplify(rate.subs(r, radius))
-    Lam = sp.integrate(rate_t.subs(t, _s), (_s, 0, t))
-    if Lam.has(sp.Integral):
-        # An unevaluated integral (e.g. nGPT with a general alpha(t)): the law
-        # stays exp(-Lambda), exponential in Lambda.
-        eps = C * sp.exp(-Lam)
-        return Terminal("exponential", eps, sp.simplify(-sp.diff(eps, t)),
-                        rate_t, radius, None)
-    Lam = sp.collect(sp.expand(Lam), t, func=sp.trigsimp)
-    terms, settled = _growing_terms(Lam)
-    growth = sp.Add(*(c * (t ** p if p.is_positive else sp.log(t))
-                      for c, p in terms))
-    eps = sp.powsimp(C * sp.exp(-(growth if settled else Lam)))
-    top = max((p for _, p in terms), default=None)
-    if top is None:
-        law, exponent = "no-collapse", None
-    elif top == 0:
-        law, exponent = "polynomial", terms[0][0]
-    elif top >= 1:
-        law = "exponential"
-        exponent = terms[0][0] if top == 1 else (terms[0][0], top)
+    return sp.simplify(rate.subs(r, radius)), radius
+
+
+# --- bounded sympy steps -----------------------------------------------------
+
+class _GiveUp(BaseException):
+    """A step ran out of time (a BaseException, so sympy's ``except Exception``
+    lets it pass)."""
+
+
+def _give_up(signum, frame):
+    raise _GiveUp
+
+
+class _Steps:
+    """Runs the sympy steps of one comparison, each bounded in time.
+
+    Every step gets at most ``STEP_FRACTION`` of the derivation budget, and
+    all of them end a margin before the budget of the enclosing
+    :func:`~symdyn.budget.time_limit` does, so that running out of time gives
+    ``undecided`` rather than an error. Without a usable alarm (budget None,
+    not the main thread) steps run unbounded, like ``time_limit``.
+    """
+
+    def __init__(self):
+        total = SECONDS["derivation"]
+        self.usable = (total is not None and hasattr(signal, "setitimer")
+                       and threading.current_thread() is threading.main_thread())
+        self.step = STEP_FRACTION * total if self.usable else None
+        self.deadline = None
+        self.timed_out = False
+        self.failure = ""
+        if self.usable:
+            left = signal.getitimer(signal.ITIMER_REAL)[0] or total
+            self.deadline = time.monotonic() + left - min(2.0, 0.1 * left)
+
+    def run(self, fn, *args):
+        """``fn(*args)``, or None when it fails or runs out of time."""
+        seconds = None
+        if self.usable:
+            seconds = min(self.step, self.deadline - time.monotonic())
+            if seconds <= 0:
+                self.timed_out = True
+                return None
+        try:
+            with self._alarm(seconds):
+                return fn(*args)
+        except _GiveUp:
+            self.timed_out = True
+        except Exception as exc:   # noqa: BLE001 -- sympy's failures: not decided
+            self.failure = " ".join(str(exc).split())[:160] or type(exc).__name__
+        return None
+
+    @contextmanager
+    def _alarm(self, seconds):
+        if seconds is None:
+            yield
+            return
+        outer = signal.getitimer(signal.ITIMER_REAL)[0]
+        start = time.monotonic()
+        previous = signal.signal(signal.SIGALRM, _give_up)
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+        try:
+            yield
+        finally:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            finally:
+                signal.signal(signal.SIGALRM, previous)
+                if outer > 0:       # re-arm the enclosing budget's alarm
+                    left = outer - (time.monotonic() - start)
+                    signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
+
+
+# --- the comparison ----------------------------------------------------------
+
+def _kind(v):
+    """A limit as 'zero', 'finite' (in (0, oo), or oscillating within positive
+    bounds), 'infinite', or None (not decided: unknown, negative, symbolic)."""
+    if v is None:
+        return None
+    if v == sp.oo:
+        return "infinite"
+    if isinstance(v, sp.AccumBounds):
+        if v.max.is_zero:
+            return "zero"
+        if v.min.is_positive and v.max.is_finite:
+            return "finite"
+        if v.min == sp.oo:
+            return "infinite"
+        return None
+    if v.is_zero:
+        return "zero"
+    if v.is_positive and v.is_finite:
+        return "finite"
+    return None
+
+
+def _number(v):
+    return v is not None and not isinstance(v, sp.AccumBounds) and v.is_number \
+        and (v.is_real or v in (sp.oo, -sp.oo))
+
+
+class _Comparison:
+    """Limits of Lambda(t) as t -> oo from the integrand ``lam`` (l'Hopital)
+    and, where those do not exist, from the closed form ``closed``."""
+
+    def __init__(self, lam, closed, steps):
+        self.lam, self.closed, self.steps = lam, closed, steps
+
+    def limit(self, expr):
+        v = self.steps.run(sp.limit, expr, t, sp.oo)
+        if v is None or v.has(sp.Limit, sp.nan, sp.zoo):
+            return None
+        return v
+
+    def ratio(self, g, dg):
+        """lim Lambda/g for g increasing to oo: lim lambda/g' (l'Hopital; an
+        AccumBounds of lambda/g' also bounds Lambda/g), else lim of the closed
+        form's Lambda/g."""
+        v = self.limit(self.lam / dg)
+        if _kind(v) is None and self.closed is not None:
+            w = self.limit(self.closed / g)
+            if _kind(w) is not None or v is None:
+                return w
+        return v
+
+    def converges(self, f):
+        """Whether int^oo f converges (f > 0): the iterated-logarithm test.
+
+        ``q_k = lim -log(f L_0 ... L_{k-1}) / log L_k`` with ``L_0 = t``,
+        ``L_{k+1} = log L_k``: ``q_k > 1`` converges, ``q_k < 1`` diverges,
+        ``q_k = 1`` goes one logarithm deeper. None: not decided.
+        """
+        prod, L = sp.Integer(1), t
+        for _ in range(4):
+            q = self.limit(-sp.log(f * prod) / sp.log(L))
+            if not _number(q):
+                return None
+            if q > 1:
+                return True
+            if q < 1:
+                return False
+            prod, L = prod * L, sp.log(L)
+        return None
+
+    def bounded(self):
+        """Whether Lambda(t) stays bounded; None: not decided."""
+        found = self.converges(self.lam)
+        if found is None and self.closed is not None:
+            v = self.limit(self.closed)
+            if v == sp.oo:
+                return False
+            if isinstance(v, sp.AccumBounds):
+                return True if v.max.is_finite and v.min.is_finite else None
+            if _number(v) and v.is_finite:
+                return True
+        return found
+
+    def index(self, lam_norm, closed_norm, base, shift):
+        """The k of ``Lambda/closed_norm = base**(k + o(1))``: from the integrand,
+        ``shift + lim log(lam/lam_norm)/log(base)``, else from the closed form,
+        ``lim log(Lambda/closed_norm)/log(base)``; None when not decided."""
+        v = self.limit(sp.log(self.lam / lam_norm) / sp.log(base))
+        if _number(v):
+            return v + shift
+        if self.closed is not None:
+            v = self.limit(sp.log(self.closed / closed_norm) / sp.log(base))
+            if _number(v):
+                return v
+        return None
+
+    def growth(self, law, first):
+        """(leading Lambda, exponent) for the class ``law`` decided with the
+        limit ``first``; (None, None) when not found."""
+        if law in ("exponential", "polynomial"):
+            if isinstance(first, sp.AccumBounds):      # Theta(t) or Theta(log t) only
+                return None, first
+            return first * (t if law == "exponential" else sp.log(t)), first
+        logt, one = sp.log(t), sp.Integer(1)
+        if law in ("super-exponential", "stretched-exponential"):
+            p = self.index(one, one, t, 1)                 # Lambda = t**(p + o(1))
+        elif law == "slower-than-polynomial":
+            p = sp.Integer(0)
+        else:
+            return None, None
+        if not (_number(p) and p.is_finite and p.is_nonnegative):
+            return None, None
+        if p.is_positive:                                  # Lambda/t**p = (log t)**(q + o(1))
+            q = self.index(t ** (p - 1), t ** p, logt, 0)
+        else:                                              # Lambda = (log t)**(q + o(1))
+            q = self.index(1 / t, one, logt, 1)
+        if not (_number(q) and q.is_finite):
+            return None, None
+        g = sp.log(logt) if p == 0 and q == 0 else t ** p * logt ** q
+        c = self.ratio(g, sp.diff(g, t))
+        if _kind(c) != "finite" or isinstance(c, sp.AccumBounds):
+            return None, None
+        if p == 0 and q == 0:                              # C (log t)**-c
+            return c * g, c
+        return c * g, ((c, p) if q == 0 else (c, p, q))
+
+    def classify(self):
+        """(law, first limit, reason): the class by Lambda/t, Lambda/log t, Lambda."""
+        logt = sp.log(t)
+        a = self.ratio(t, sp.Integer(1))
+        kind = _kind(a)
+        if kind == "infinite":
+            return "super-exponential", a, ""
+        if kind == "finite":
+            return "exponential", a, ""
+        if kind is None:
+            return UNDECIDED, None, self.why("Lambda(t)/t", a)
+        b = self.ratio(logt, 1 / t)
+        kind = _kind(b)
+        if kind == "infinite":
+            return "stretched-exponential", b, ""
+        if kind == "finite":
+            return "polynomial", b, ""
+        if kind is None:
+            return UNDECIDED, None, self.why("Lambda(t)/log(t)", b)
+        bounded = self.bounded()
+        if bounded is None:
+            return UNDECIDED, None, self.why("Lambda(t)", None, "bounded or not")
+        return ("no-collapse" if bounded else "slower-than-polynomial"), None, ""
+
+    def why(self, what, v, question="the limit"):
+        if self.steps.timed_out:
+            found = "ran out of time (symdyn.budget.SECONDS['derivation'])"
+        elif v is None:
+            found = "was not found" + (f" (sympy: {self.steps.failure})"
+                                       if self.steps.failure else "")
+        elif v.free_symbols:
+            found = f"is {v}, which depends on {', '.join(sorted(map(str, v.free_symbols)))}"
+        else:
+            found = f"is {v}"
+        what = f"whether {what} is {question}" if question != "the limit" \
+            else f"lim {what} as t -> oo"
+        return f"{what} {found}"
+
+
+def _law(lam, radius, steps):
+    """The Terminal for the rate ``lam(t)`` (and ``radius``), by comparison."""
+    lam_s = lam.subs(t, _s)
+    exact = sp.Integral(lam_s, (_s, 0, t))
+    undefined = lam.atoms(sp.core.function.AppliedUndef)
+    closed = steps.run(sp.integrate, lam_s, (_s, 0, t))
+    if closed is not None and closed.has(sp.Integral):
+        exact, closed = closed, None          # sympy's form: constant factors outside
+    if closed is not None:
+        closed = steps.run(lambda: sp.collect(sp.expand(closed), t,
+                                              func=sp.trigsimp)) or closed
+    Lam = exact if closed is None else closed
+    cmp = _Comparison(lam, closed, steps)
+    if undefined:
+        names = ", ".join(sorted(map(str, undefined)))
+        law, first, reason = UNDECIDED, None, f"Lambda(t) depends on {names}, not given"
     else:
-        law, exponent = "stretched-exponential", (terms[0][0], top)
-    return Terminal(law, eps, sp.simplify(-sp.diff(eps, t)), rate_t, radius,
-                    exponent)
+        law, first, reason = cmp.classify()
+    growth, exponent = (None, None)
+    if law not in (UNDECIDED, "no-collapse"):
+        growth, exponent = cmp.growth(law, first)
+    if law == UNDECIDED:
+        reason = f"{reason}; the law is C exp(-Lambda(t)), Lambda(t) = {Lam}"
+    eps = _epsilon(law, Lam, closed, growth, exponent, lam, steps)
+    gamma_dot = -sp.diff(eps, t)
+    gamma_dot = steps.run(sp.simplify, gamma_dot) or gamma_dot
+    return Terminal(law, eps, gamma_dot, lam, radius, exponent, reason, growth, Lam)
+
+
+def _epsilon(law, Lam, closed, growth, exponent, lam, steps):
+    """C exp(-growing part of Lambda) when the rest stays bounded, else exact."""
+    if law == "no-collapse":
+        return C
+    if law != UNDECIDED and closed is not None and growth is not None \
+            and not (isinstance(exponent, tuple) and len(exponent) == 3):
+        # Lambda = c t**p + ... + d log t + bounded: keep every growing term.
+        found = steps.run(_growing_terms, closed)
+        if found is not None:
+            terms, settled = found
+            sum_ = sp.Add(*(c * (t ** p if p.is_positive else sp.log(t)) for c, p in terms))
+            return sp.powsimp(C * sp.exp(-(sum_ if settled else closed)))
+    if growth is not None:
+        # Lambda - growth bounded: int^oo |lambda - growth'| converges.
+        rest = _Comparison(sp.Abs(lam - sp.diff(growth, t)), None, steps)
+        if rest.converges(rest.lam):
+            return sp.powsimp(C * sp.exp(-growth))
+    if Lam.is_Add:                      # constants go into C
+        Lam = sp.Add(*(term for term in Lam.args if term.has(t)))
+    return C * sp.exp(-Lam)
