@@ -21,6 +21,7 @@ from .asymptotics import (
 from .compile import StableSystem, stable_system
 from .equiangular import Reduction, reduce
 from .forward_sensitivity import Sensitivity, sensitivity
+from .inverse import Design, alpha_family, design
 from .particles import Simulation, simulate
 from .schemes import Scheme, custom_scheme, scheme, schemes
 from .solver import Trajectory, solve
@@ -28,7 +29,8 @@ from .summary import Derivation, derive
 from .sweeps import sweep
 
 __all__ = [
-    "Derivation", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
+    "Derivation", "Design", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
+    "alpha_family", "design",
     "Terminal", "Trajectory", "custom_scheme", "derive", "initial_token_speed", "initial_velocity",
     "init", "leading_order", "reduce", "scheme", "schemes", "Sensitivity", "sensitivity",
     "simulate", "solve",
