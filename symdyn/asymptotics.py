@@ -617,8 +617,8 @@ def _law(lam, radius, steps):
     closed = steps.run(sp.integrate, lam_s, (_s, 0, t))
     if closed is not None and closed.has(sp.Integral):
         exact, closed = closed, None          # sympy's form: constant factors outside
-    if closed is not None:
-        closed = steps.run(lambda: sp.collect(sp.expand(closed), t,
+    if closed is not None:      # polylog(2, t*exp_polar(I*pi)) -> polylog(2, -t)
+        closed = steps.run(lambda: sp.collect(sp.expand(closed.replace(sp.exp_polar, sp.exp)), t,
                                               func=sp.trigsimp)) or closed
     Lam = exact if closed is None else closed
     cmp = _Comparison(lam, closed, steps)

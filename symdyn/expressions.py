@@ -16,7 +16,9 @@ Limits bound the work before sympy starts (see :data:`LIMITS`).
 :func:`number` is the rule for numbers (a float becomes an exact rational
 only when a small denominator reproduces it; otherwise it stays a float),
 so that no argument carries a rational whose denominator makes sympy's
-factoring of ``exp(p/q * beta)`` a polynomial of degree ``q``.
+factoring of ``exp(p/q * beta)`` a polynomial of degree ``q``. The float
+exponents of a sympy expression passed in follow the same rule
+(:func:`exact_exponents`: ``r**0.5`` becomes ``sqrt(r)``).
 """
 
 from __future__ import annotations
@@ -100,6 +102,25 @@ def number(value, argument: str) -> sp.Expr:
     if float(q) == x:
         return sp.Rational(q.numerator, q.denominator)
     return sp.Float(x)
+
+
+def exact_exponents(expr: sp.Basic, argument: str) -> sp.Basic:
+    """``expr`` with every float exponent of a power read by :func:`number`.
+
+    A sympy expression built in Python keeps the floats it was given
+    (``r**0.5`` is ``Pow(r, Float(0.5))``); text never has them, since its
+    numbers go through :func:`number`. Here they do too: ``r**0.5 ->
+    sqrt(r)``, ``t**-1.5 -> t**(-3/2)``; an exponent with no small
+    denominator (``t**0.3333``) stays a float.
+
+    >>> import sympy as sp
+    >>> exact_exponents(sp.Symbol("r")**0.5 + sp.Symbol("t")**-1.5, "speed")
+    sqrt(r) + t**(-3/2)
+    """
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Float):
+        return expr
+    return expr.replace(lambda e: e.is_Pow and isinstance(e.exp, sp.Float),
+                        lambda e: sp.Pow(e.base, number(float(e.exp), argument)))
 
 
 def _integer(k: int, argument: str) -> sp.Integer:
@@ -268,7 +289,8 @@ def parse(expr, argument: str, allowed: dict[str, sp.Symbol],
     if isinstance(expr, str):
         value = _from_text(expr, argument, allowed, functions_of_t)
     elif isinstance(expr, sp.Basic) or (isinstance(expr, Real) and not isinstance(expr, bool)):
-        value = number(expr, argument) if not isinstance(expr, sp.Basic) else expr
+        value = number(expr, argument) if not isinstance(expr, sp.Basic) \
+            else exact_exponents(expr, argument)
     else:
         raise ValueError(f"{argument}: expected an expression in {names}, got {expr!r}")
     if not isinstance(value, sp.Expr):
@@ -300,7 +322,7 @@ def value(expr, argument: str, allowed: dict[str, sp.Symbol]) -> sp.Expr:
     if isinstance(expr, sp.Basic):
         if not isinstance(expr, sp.Expr):
             raise ValueError(f"{argument}: expected an expression, got {expr!r}")
-        return _checked_number(expr, argument)
+        return _checked_number(exact_exponents(expr, argument), argument)
     return number(expr, argument)
 
 
