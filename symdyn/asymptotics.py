@@ -645,11 +645,14 @@ def _epsilon(law, Lam, closed, growth, exponent, lam, steps):
     if law != UNDECIDED and closed is not None and growth is not None \
             and not (isinstance(exponent, tuple) and len(exponent) == 3):
         # Lambda = c t**p + ... + d log t + bounded: keep every growing term.
+        # The leading term must be the growth found on the integrand (sympy's
+        # limits of closed forms with special functions can be wrong).
         found = steps.run(_growing_terms, closed)
-        if found is not None:
+        if found is not None and found[0]:
             terms, settled = found
-            sum_ = sp.Add(*(c * (t ** p if p.is_positive else sp.log(t)) for c, p in terms))
-            return sp.powsimp(C * sp.exp(-(sum_ if settled else closed)))
+            parts = [c * (t ** p if p.is_positive else sp.log(t)) for c, p in terms]
+            if sp.simplify(parts[0] - growth) == 0:
+                return sp.powsimp(C * sp.exp(-(sp.Add(*parts) if settled else closed)))
     if growth is not None:
         # Lambda - growth bounded: int^oo |lambda - growth'| converges.
         rest = _Comparison(sp.Abs(lam - sp.diff(growth, t)), None, steps)
