@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from symdyn.formatting import markdown_table
+
 from . import (
     clustering,
     general_starts,
@@ -59,8 +61,6 @@ def table(results) -> str:
 
 def markdown(results) -> str:
     """The verdict table with the evidence, as markdown (for the report)."""
-    from symdyn.report import markdown_table
-
     lines = [markdown_table(["claim", "verdict", "key figures"],
                             [[r.name, f"**{r.verdict}**", _cell(r.key_figures)]
                              for r, _ in results])]

@@ -24,6 +24,7 @@ import sympy as sp
 
 import symdyn as sd
 from symdyn.expressions import parse
+from symdyn.schemes import NGPT_SCHEDULES
 from symdyn.symbols import C, t
 
 from .result import Result
@@ -41,27 +42,46 @@ def _ngpt_claim(alpha):
     return C * sp.exp(-2 * sp.integrate(a.subs(t, _s), (_s, 0, t)))
 
 
-SCHEDULES = {"constant": "2", "root": "sqrt(1 + t)", "linear": "1 + t",
-             "sin/cos mix": "sin(4*t)**2*(1 + t) + cos(4*t)**2"}
+#: The paper's claims for the built-in schemes: label -> (scheme, epsilon, window).
+def _published(quick):
+    poly = (1e3, 4e3) if quick else (2e3, 1e4)
+    return {
+        "post-ln": (sd.scheme("post-ln"), C * sp.exp(-2 * t), (15.0, 30.0)),
+        "pre-ln": (sd.scheme("pre-ln"), C / t**2, poly),
+        "mix-ln": (sd.scheme("mix-ln"), C / t**2, poly),
+        "peri-ln": (sd.scheme("peri-ln"), C / t**2, poly),
+        "ngpt": (sd.scheme("ngpt"), C * sp.exp(-2 * t), (15.0, 30.0)),
+        "sqrt-scaling": (sd.scheme("sqrt-scaling"), C * sp.exp(-4 * sp.sqrt(t)),
+                         (100.0, 400.0)),
+    }
+
+
+#: late windows of the schedules (alpha = 1 is the "ngpt" case) and, for
+#: registered schemes the paper does not cover, of their derived law
+SCHEDULE_WINDOWS = {"root": (3.0, 8.0), "linear": (3.0, 6.0), "sin/cos mix": (3.0, 6.0)}
+LAW_WINDOWS = {"super-exponential": (3.0, 6.0), "exponential": (15.0, 30.0),
+               "stretched-exponential": (100.0, 400.0), "polynomial": (1e3, 4e3)}
 
 
 def cases(quick=True):
-    """(label, scheme, claimed epsilon, window) for every claim."""
-    poly = (1e3, 4e3) if quick else (2e3, 1e4)
-    out = [
-        ("post-ln", sd.scheme("post-ln"), C * sp.exp(-2 * t), (15.0, 30.0)),
-        ("pre-ln", sd.scheme("pre-ln"), C / t**2, poly),
-        ("mix-ln", sd.scheme("mix-ln"), C / t**2, poly),
-        ("peri-ln", sd.scheme("peri-ln"), C / t**2, poly),
-        ("ngpt, alpha = 1", sd.scheme("ngpt"), C * sp.exp(-2 * t), (15.0, 30.0)),
-        ("sqrt-scaling", sd.scheme("sqrt-scaling"), C * sp.exp(-4 * sp.sqrt(t)),
-         (100.0, 400.0)),
-    ]
-    windows = {"constant": (8.0, 15.0), "root": (3.0, 8.0), "linear": (3.0, 6.0),
-               "sin/cos mix": (3.0, 6.0)}
-    for label, alpha in SCHEDULES.items():
+    """(label, scheme, claimed epsilon, window) for every claim: the paper's,
+    nGPT's schedules (:data:`symdyn.schemes.NGPT_SCHEDULES`), and, for every
+    registered scheme the paper does not cover, the law ``sd.terminal``
+    derives (its numbers are still checked against the solver)."""
+    published = _published(quick)
+    out = []
+    for name in sd.schemes():
+        if name in published:
+            out.append((name if name != "ngpt" else "ngpt, alpha = 1", *published[name]))
+            continue
+        term = sd.terminal(name)
+        if term.law in LAW_WINDOWS:
+            out.append((f"{name} (derived law)", sd.scheme(name), term.epsilon,
+                        LAW_WINDOWS[term.law]))
+    for label, window in SCHEDULE_WINDOWS.items():
+        alpha = NGPT_SCHEDULES[label]
         out.append((f"ngpt, alpha {label} ({alpha})", sd.scheme("ngpt", alpha=alpha),
-                    _ngpt_claim(alpha), windows[label]))
+                    _ngpt_claim(alpha), window))
     return out
 
 

@@ -254,6 +254,11 @@ def _sqrt_scaling() -> Scheme:
                   layer=LayerRule("sqrt-scaling", _sphere_rule))
 
 
+#: nGPT step-size schedules of the paper's Figure 3 (alpha_t as text), used by
+#: the figures and the terminal-velocity check.
+NGPT_SCHEDULES = {"constant": "1", "root": "sqrt(1 + t)", "linear": "1 + t",
+                  "sin/cos mix": "sin(4*t)**2*(1 + t) + cos(4*t)**2"}
+
 _REGISTRY = {
     "post-ln": _post_ln,
     "pre-ln": _pre_ln,

@@ -17,6 +17,7 @@ import pytest
 import test_sweep
 
 import symdyn as sd
+import symdyn.grid as grid_module
 import symdyn.sweeps as sweep_module
 from symdyn.figures import write_phase_diagrams
 from symdyn.phase_diagram import phase_diagram
@@ -190,15 +191,16 @@ def test_ctrl_c_stops_local_workers_without_waiting(tmp_path, monkeypatch):
 
 
 _ORPHAN_SCRIPT = textwrap.dedent("""
-    import os, sys, time
+    import os, time
     import symdyn
+    import symdyn.sweeps
 
     def slow(task):
         print(os.getpid(), flush=True)
         time.sleep(120)
 
     if __name__ == "__main__":
-        sys.modules["symdyn.sweeps"].run_task = slow
+        symdyn.sweeps.run_task = slow
         symdyn.sweep({"n": 3, "d": 2}, [0.0, 1.0], seeds=2, batch=1, workers=2)
 """)
 
@@ -245,12 +247,12 @@ def test_a_trillion_point_grid_fails_before_its_product_is_built(monkeypatch, no
     def product(*args):
         raise AssertionError("the product was built")
 
-    monkeypatch.setattr(sys.modules["symdyn.grid"].itertools, "product", product)
+    monkeypatch.setattr(grid_module.itertools, "product", product)
     grid = {"beta": [float(b) for b in range(10**4)], "d": range(1, 10**4 + 1),
             "n": range(2, 10**4 + 2)}
     with pytest.raises(ValueError, match=r"sweep table \(1,000,000,000,000 grid points.*GiB"):
         sd.sweep(grid, T, **RUN)
-    monkeypatch.setattr(sys.modules["symdyn.grid"].itertools, "product", itertools.product)
+    monkeypatch.setattr(grid_module.itertools, "product", itertools.product)
 
 
 @pytest.mark.parametrize("grid, kw, match", [
