@@ -101,8 +101,8 @@ def check_gamma0(gamma0, n, name: str = "gamma0"):
     bad = (g > 1) | (g < lower)
     if np.any(bad):
         i = np.flatnonzero(bad.ravel())[0]
-        raise ValueError(f"{name} must lie in [-1/(n-1), 1] = [{lower.ravel()[i]:.6g}, 1]; "
-                         f"got {name} = {g.ravel()[i]!r} with n = {nn.ravel()[i]!r}")
+        raise ValueError(f"{name} must lie in [-1/(n-1), 1] = [{lower.ravel()[i]:.6g}, 1] "
+                         f"for n = {float(nn.ravel()[i]):g}; got {float(g.ravel()[i])!r}")
 
 
 def rng(seed) -> np.random.Generator:

@@ -15,7 +15,7 @@ from functools import cached_property
 
 import symdyn  # the version, read at call time (a new version invalidates caches)
 
-from .checks import ATTENTIONS, is_integer, is_real, memory, number
+from .checks import ATTENTIONS, check_gamma0, is_integer, is_real, memory, number
 from .particles import layer_times, resolve
 from .schemes import scheme
 
@@ -173,9 +173,8 @@ class Task:
 def _check_point(kind, p, times):
     """Per-point constraints that involve several axes (before any work)."""
     n = p["n"]
-    if (kind == "solve" or p["init"] == "equiangular") and not -1 / (n - 1) <= p["gamma0"] <= 1:
-        raise ValueError(f"grid axis 'gamma0': must lie in [-1/(n-1), 1] = "
-                         f"[{-1 / (n - 1):.6g}, 1] for n = {n}, got {p['gamma0']!r}")
+    if kind == "solve" or p["init"] == "equiangular":
+        check_gamma0(p["gamma0"], n, "grid axis 'gamma0'")
     if kind == "simulate":
 
         if p["init"] == "equiangular" and p["d"] < n:

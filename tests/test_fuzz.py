@@ -220,11 +220,12 @@ def test_random_speed_laws_are_schemes_or_one_value_error(text):
         s = sd.custom_scheme("fuzz", speed=text, radial="a")
     except ValueError:
         return
-    # Accepted laws are positive at the points the check samples.
+    # Accepted laws are positive at the points the check samples; +inf (a law
+    # beyond floats, e.g. exp(exp(n)) at n = 8) is velocity 0, its exact limit.
     f = sp.lambdify(list(SCHEME_SYMBOLS.values()), s.speed, "numpy")
     with np.errstate(all="ignore"):
         v = complex(f(1.0, 1.0, 0.0, 1.0, 8.0, 1.0))
-    assert v.imag == 0 and v.real > 0 and np.isfinite(v.real)
+    assert v.imag == 0 and v.real > 0
 
 
 # --------------------------------------------------------------------------
