@@ -47,7 +47,8 @@ class Trajectory:
     n, beta, gamma0, r0 : ndarray, shape batch
         The parameters, broadcast.
     nfev : int
-        Right-hand-side evaluations (vectorized calls count once).
+        Right-hand-side evaluations (vectorized calls count once); 0 with
+        ``dps`` (the extrapolation does not count them).
     message : str
     params : dict of str to ndarray
         The scheme's free parameters (:attr:`Scheme.free`), broadcast.
