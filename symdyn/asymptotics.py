@@ -486,10 +486,10 @@ class _Comparison:
 
     def ratio(self, g, dg):
         """lim Lambda/g for g increasing to oo: lim lambda/g' (l'Hopital; an
-        AccumBounds of lambda/g' also bounds Lambda/g), else lim of the closed
-        form's Lambda/g."""
+        AccumBounds of lambda/g' also bounds Lambda/g), else (or, for an
+        oscillating lambda/g', more sharply) lim of the closed form's Lambda/g."""
         v = self.limit(self.lam / dg)
-        if _kind(v) is None and self.closed is not None:
+        if (_kind(v) is None or isinstance(v, sp.AccumBounds)) and self.closed is not None:
             w = self.limit(self.closed / g)
             if _kind(w) is not None or v is None:
                 return w

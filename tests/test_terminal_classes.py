@@ -49,6 +49,7 @@ POSITIVE = [
     (ngpt("exp(t)"), "super-exponential", None, None, C * sp.exp(-2 * sp.exp(t))),
     (sd.scheme("post-ln"), "exponential", 2, 2 * t, C * sp.exp(-2 * t)),
     (speed("2"), "exponential", 1, t, C * sp.exp(-t)),
+    (speed("1/(2 + sin(t))"), "exponential", 4, 4 * t, C * sp.exp(-4 * t)),
     (sd.scheme("sqrt-scaling"), "stretched-exponential", (4, sp.Rational(1, 2)),
      4 * sp.sqrt(t), C * sp.exp(-4 * sp.sqrt(t))),
     (speed("log(t + 2)"), "stretched-exponential", (2, 1, -1), 2 * t / sp.log(t),
