@@ -19,7 +19,7 @@ import sympy as sp
 from scipy.special import expi
 
 import symdyn as sd
-from symdyn import asymptotics
+from symdyn import asymptotics, budget
 from symdyn.expressions import exact_exponents, parse
 from symdyn.symbols import SCHEME_SYMBOLS, C, beta, n, r, t
 
@@ -164,7 +164,7 @@ def test_undecided_when_the_time_budget_runs_out(monkeypatch):
     def forever(*args, **kwargs):
         while True:
             pass
-    monkeypatch.setitem(sd.budget.SECONDS, "derivation", 2.0)
+    monkeypatch.setitem(budget.SECONDS, "derivation", 2.0)
     s = speed("3 + t")
     sd.reduce(s)                                   # the reduction is not at stake
     monkeypatch.setattr(asymptotics.sp, "limit", forever)
@@ -175,9 +175,15 @@ def test_undecided_when_the_time_budget_runs_out(monkeypatch):
     assert sd.terminal(s).law == "polynomial"      # a timed-out answer is not cached
 
 
-def test_no_known_input_is_undecided():
-    for scheme, law, *_ in POSITIVE:
-        assert sd.terminal(scheme).law == law != "undecided"
+def test_the_enclosing_budget_still_holds_after_the_steps(monkeypatch):
+    # The steps re-arm the alarm of an enclosing time_limit: work after
+    # sd.terminal inside it is still stopped by the budget.
+    monkeypatch.setitem(budget.SECONDS, "derivation", 1.5)
+    with pytest.raises(ValueError, match="did not finish"):
+        with budget.time_limit("outer work"):
+            assert sd.terminal(speed("5 + t")).law == "polynomial"
+            while True:
+                pass
 
 
 # --- float exponents are exact at parse time ------------------------------------
