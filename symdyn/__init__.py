@@ -9,7 +9,7 @@ C*exp(-2*t)
 
 __version__ = "0.1.0"
 
-from . import init, symbols, weights
+from . import init, plot, symbols, weights
 from .asymptotics import (
     LeadingOrder,
     Terminal,

@@ -1,14 +1,17 @@
 """The paper's Figures 2-5, regenerated: data first, pictures second.
 
 ``figure2_data`` ... ``figure5_data`` return plain dicts of numpy arrays (what
-the tests check); ``write_figures`` draws them with matplotlib (imported only
-there) as PNG and SVG and says, per figure, whether our model shows what the
-paper's caption says.
+the tests check); the ``plot_figure*`` functions draw them with
+:mod:`symdyn.plot` (styles fixed per scheme, paper rc style, one legend per
+figure) and return the Figure; ``write_figures`` computes, draws and saves
+them (PNG at 300 dpi and SVG) and says, per figure, whether our model shows
+what the paper's caption says. Nothing here changes matplotlib's backend.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
@@ -16,35 +19,46 @@ import numpy as np
 from . import init, weights
 from .checks import integer, memory, number, writable_path
 from .curves import first_reach
+from .expressions import parse
 from .grid import ROW_BYTES
 from .particles import simulate
 from .phase_diagram import phase_diagram
-from .schemes import scheme, schemes
+from .schemes import NGPT_SCHEDULES, scheme, schemes
 from .solver import solve
+from .symbols import t as t_sym
 
-NGPT_SCHEDULES = {"constant": "1", "root": "sqrt(1 + t)", "linear": "1 + t",
-                  "sin/cos mix": "sin(4*t)**2*(1 + t) + cos(4*t)**2"}
+__all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
+           "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",
+           "write_figures", "write_phase_diagrams", "plot_phase_diagrams"]
 
 
-def figure2_data(n: int = 32, beta: float = 1.0, t_max: float = 30.0,
-                 points: int = 301) -> dict:
-    """gamma(t), d gamma/dt of every scheme from an orthogonal start (sd.solve)."""
-    t = np.linspace(0.0, t_max, points)
+def figure2_data(n: int = 32, beta: float = 1.0, t_max: float | None = None,
+                 points: int = 400) -> dict:
+    """gamma(t), 1 - gamma (precise) and d gamma/dt of every scheme from an
+    orthogonal start (sd.solve), at ``points`` times log-spaced from 1e-3 to
+    ``t_max`` (default: when every scheme has 1 - gamma <= 1e-6)."""
+    from .plot import _horizon
+
+    t_max = _horizon(schemes(), n, beta, 0.0) if t_max is None else t_max
+    t = np.geomspace(1e-3, t_max, points)
     curves = {}
     for name in schemes():
         tr = solve(name, n=n, beta=beta, gamma0=0.0, t=t)
-        curves[name] = {"gamma": tr.gamma, "gamma_dot": tr.gamma_dot}
+        curves[name] = {"gamma": tr.gamma, "epsilon": tr.epsilon,
+                        "gamma_dot": tr.gamma_dot}
     return {"t": t, "n": n, "beta": beta, "curves": curves}
 
 
 def figure3_data(n: int = 32, beta: float = 1.0, t_max: float = 6.0,
-                 points: int = 301) -> dict:
-    """nGPT from an orthogonal start under the alpha schedules."""
+                 points: int = 301, schedules: dict | None = None) -> dict:
+    """nGPT from an orthogonal start under the alpha schedules
+    (``{label: alpha}``; default :data:`~symdyn.schemes.NGPT_SCHEDULES`)."""
     t = np.linspace(0.0, t_max, points)
     curves = {}
-    for label, alpha in NGPT_SCHEDULES.items():
+    for label, alpha in (NGPT_SCHEDULES if schedules is None else schedules).items():
         tr = solve(scheme("ngpt", alpha=alpha), n=n, beta=beta, gamma0=0.0, t=t)
-        curves[label] = {"alpha": alpha, "gamma": tr.gamma, "gamma_dot": tr.gamma_dot}
+        curves[label] = {"alpha": alpha, "gamma": tr.gamma, "epsilon": tr.epsilon,
+                         "gamma_dot": tr.gamma_dot}
     return {"t": t, "n": n, "beta": beta, "curves": curves}
 
 
@@ -135,100 +149,118 @@ def caption_checks(fig2: dict, fig4: dict) -> dict[str, Claim]:
 # --------------------------------------------------------------------------
 
 def save_figure(fig, out: Path, name: str) -> list[Path]:
-    paths = [out / f"{name}.png", out / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=110, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
-    return paths
-
-
-def plot_figure2(data, out: Path):
+    """``name.png`` (300 dpi) and ``name.svg`` in ``out``; closes the figure."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
-    for name, c in data["curves"].items():
-        ax[0].plot(data["t"], c["gamma"], label=name)
-        ax[1].plot(data["t"], c["gamma_dot"], label=name)
-        ax[2].plot(c["gamma"], c["gamma_dot"], label=name)
-    ax[0].set(xlabel="t (depth)", ylabel=r"$\gamma(t)$", title="(a) cosine similarity")
-    ax[1].set(xlabel="t (depth)", ylabel=r"$\dot\gamma(t)$", title="(b) its speed")
-    ax[2].set(xlabel=r"$\gamma$", ylabel=r"$\dot\gamma$", title="(c) phase plot")
-    ax[0].legend()
-    fig.suptitle(f"Figure 2: orthogonal symmetric start, n = {data['n']}, "
-                 f"beta = {data['beta']:g}, nGPT alpha = 1 (sd.solve)")
-    paths = save_figure(fig, out, "figure2")
+    from .plot import save
+
+    paths = [save(fig, out / f"{name}.png"), save(fig, out / f"{name}.svg")]
     plt.close(fig)
     return paths
 
 
-def plot_figure3(data, out: Path):
+def _curve(t, c):
+    return SimpleNamespace(t=t, epsilon=c["epsilon"], gamma_dot=c["gamma_dot"])
+
+
+def plot_figure2(data):
+    """The triptych of :func:`symdyn.plot.compare` from :func:`figure2_data`."""
+    from .plot import triptych
+
+    return triptych({name: _curve(data["t"], c) for name, c in data["curves"].items()},
+                    title=rf"orthogonal symmetric start, $n = {data['n']}$, "
+                          rf"$\beta = {data['beta']:g}$, nGPT with $\alpha_t = 1$")
+
+
+def plot_figure3(data):
+    """nGPT under the alpha schedules: gamma(t), and 1 - gamma on a log axis."""
+    import matplotlib.pyplot as plt
+    import sympy as sp
+
+    from .plot import legend, style, trajectory
+
+    fig, ax = plt.subplots(1, 2, figsize=(7.5, 2.9), layout="constrained")
+    for c in data["curves"].values():
+        alpha = parse(c["alpha"], "alpha", {"t": t_sym})
+        st = {**style(scheme("ngpt", alpha=c["alpha"])),
+              "label": rf"$\alpha_t = {sp.latex(alpha)}$"}
+        trajectory(SimpleNamespace(t=data["t"], epsilon=c["epsilon"],
+                                   gamma_dot=c["gamma_dot"]), "gamma", ax=ax[0], **st)
+        trajectory(SimpleNamespace(t=data["t"], epsilon=c["epsilon"],
+                                   gamma_dot=c["gamma_dot"]), "epsilon", ax=ax[1], **st)
+    ax[0].set_title("(a) cosine similarity")
+    ax[1].set_title(r"(b) $1-\gamma$ (the solver's precise value)")
+    ax[1].set_ylim(max(np.min([c["epsilon"][-1] for c in data["curves"].values()]),
+                       1e-300) / 10, 2)
+    legend(fig, ax[0])
+    fig.suptitle(rf"nGPT, orthogonal start, $n = {data['n']}$, $\beta = {data['beta']:g}$")
+    return fig
+
+
+def plot_bands(panels, title: str):
+    """Mean gamma(t) and its 5-95% quantile band over seeds, one panel per
+    ``(label, data)`` of :func:`figure4_data`; one legend."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    for label, c in data["curves"].items():
-        ax[0].plot(data["t"], c["gamma"], label=f"{label}: alpha = {c['alpha']}")
-        ax[1].semilogy(data["t"], 1 - c["gamma"], label=label)
-    ax[0].set(xlabel="t (depth)", ylabel=r"$\gamma(t)$")
-    ax[1].set(xlabel="t (depth)", ylabel=r"$1-\gamma(t)$")
-    ax[0].legend(fontsize=8)
-    fig.suptitle(f"Figure 3: nGPT, orthogonal start, n = {data['n']}, beta = "
-                 f"{data['beta']:g}, alpha schedules (sd.solve)")
-    paths = save_figure(fig, out, "figure3")
-    plt.close(fig)
-    return paths
+    from .plot import bands, legend
 
-
-def plot_bands(panels, out: Path, name: str, title: str):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    width = 5.0 if len(panels) == 1 else 3.6 * len(panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, 3.0), squeeze=False,
+                             sharey=True, layout="constrained")
     for ax, (label, data) in zip(axes[0], panels, strict=True):
-        for scheme_name, c in data["curves"].items():
-            line, = ax.plot(data["t"], c["mean"], label=scheme_name)
-            ax.fill_between(data["t"], c["low"], c["high"], color=line.get_color(),
-                            alpha=0.2)
-        ax.set(xlabel="t (depth)", ylabel=r"mean $\gamma(t)$ (90% band)",
-               title=f"{label}: d={data['d']}, n={data['n']}, heads={data['heads']}, "
-                     f"{'untied' if data['untied'] else 'tied'}, {data['seeds']} seeds")
-        ax.legend(fontsize=8)
+        bands(data, ax=ax)
+        ax.set_title(f"{label}: $d = {data['d']}$, $n = {data['n']}$, {data['heads']} "
+                     f"head{'s' if data['heads'] > 1 else ''}, "
+                     f"{'untied' if data['untied'] else 'tied'}, {data['seeds']} seeds",
+                     fontsize=8)
+        ax.set_ylim(-0.05, 1.02)
+    legend(fig, axes[0, 0])
     fig.suptitle(title)
-    paths = save_figure(fig, out, name)
-    plt.close(fig)
-    return paths
+    return fig
+
+
+#: Sizes of Figures 4-5: d, seeds of the main panel, seeds of the extra panels
+#: (quick mode draws the main panel only, with few seeds, and says so).
+FULL_SIZES = {"d": 512, "seeds": 20, "extra": 20}
+QUICK_SIZES = {"d": 64, "seeds": 4, "extra": 0}
 
 
 def write_figures(out, quick: bool = False, progress=None) -> dict:
     """Compute and draw Figures 2-5 into ``out``; returns data, files and checks."""
-    import matplotlib
+    from .plot import paper_style
 
-    matplotlib.use("Agg")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda m: None)
-    d, seeds, extra = (128, 4, 4) if quick else (512, 8, 4)
+    size = QUICK_SIZES if quick else FULL_SIZES
+    d, seeds = size["d"], size["seeds"]
     say("figure 2")
     f2 = figure2_data()
     say("figure 3")
     f3 = figure3_data()
     say(f"figure 4 (d = {d}, {seeds} seeds)")
     f4 = figure4_data(d=d, seeds=seeds)
-    say("figure 4, four heads")
-    f4h = figure4_data(d=d, seeds=extra, heads=4, points=21)
-    say("figure 4, untied")
-    f4u = figure4_data(d=d, seeds=extra, untied=True, points=21)
+    panels = [("one head", f4)]
+    if size["extra"]:
+        say("figure 4, four heads")
+        panels.append(("four heads", figure4_data(d=d, seeds=size["extra"], heads=4,
+                                                  points=21)))
+        say("figure 4, untied")
+        panels.append(("untied", figure4_data(d=d, seeds=size["extra"], untied=True,
+                                              points=21)))
     say("figure 5")
     f5 = figure5_data(base=f4)
-    files = {
-        "figure2": plot_figure2(f2, out),
-        "figure3": plot_figure3(f3, out),
-        "figure4": plot_bands([("one head", f4), ("four heads", f4h), ("untied", f4u)],
-                              out, "figure4",
-                              "Figure 4: Kaiming weights, beta = sqrt(d), starts at unit "
-                              "scale (sd.simulate, continuous)"),
-        "figure5": plot_bands([("pure attention vs normalized", f5)], out, "figure5",
-                              "Figure 5: pure attention update ('none') against the "
-                              "normalized schemes"),
-    }
-    return {"files": files, "checks": caption_checks(f2, f4),
+    title = (rf"Kaiming weights, $\beta = \sqrt{{d}}$, unit-scale starts; mean and 5-95% "
+             f"band over seeds{' (quick mode)' if quick else ''}")
+    with paper_style():
+        files = {
+            "figure2": save_figure(plot_figure2(f2), out, "figure2"),
+            "figure3": save_figure(plot_figure3(f3), out, "figure3"),
+            "figure4": save_figure(plot_bands(panels, title), out, "figure4"),
+            "figure5": save_figure(plot_bands([("none vs normalized", f5)], title),
+                                   out, "figure5"),
+        }
+    return {"files": files, "checks": caption_checks(f2, f4), "quick": quick,
             "data": {"figure2": f2, "figure3": f3, "figure4": f4, "figure5": f5}}
 
 
@@ -269,9 +301,7 @@ def plot_phase_diagrams(diagrams, out, name, title):
     fig.colorbar(mesh, ax=axes, shrink=0.8 if len(rows) == 1 else 0.25,
                  label=f"fraction of pairs with cos >= {rows[0].level:g}")
     fig.suptitle(title, fontsize=10)
-    files = save_figure(fig, out, name)
-    plt.close(fig)
-    return files
+    return save_figure(fig, out, name)
 
 
 def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,

@@ -21,9 +21,14 @@ def test_figure2_curves_are_sd_solve():
         assert np.all(c["gamma_dot"] >= 0)
         # a second solve on another output grid takes other steps: both hold
         # 1 - gamma to ~1e-10 relative
-        tr = sd.solve(name, n=16, beta=2.0, gamma0=0.0, t=[2.0, 7.0])
         idx = [10, 35]
+        tr = sd.solve(name, n=16, beta=2.0, gamma0=0.0, t=data["t"][idx])
+        assert np.allclose(c["epsilon"][idx], tr.epsilon, rtol=1e-8, atol=0)
         assert np.allclose(1 - c["gamma"][idx], tr.epsilon, rtol=1e-8, atol=0)
+    # the default time axis runs in log time until every curve is at 1e-6 of 1
+    auto = figure2_data(n=16, beta=2.0, points=41)
+    assert auto["t"][0] == 1e-3 and auto["t"][-1] > 100
+    assert max(c["epsilon"][-1] for c in auto["curves"].values()) <= 1e-6
 
 
 def test_figure3_schedules_order():

@@ -1,0 +1,88 @@
+"""symdyn.plot: data in, Axes/Figure out; one style per scheme; no backend change."""
+
+import pathlib
+
+import matplotlib
+import numpy as np
+import pytest
+
+import symdyn as sd
+from symdyn.plot import save, style, trajectory
+
+matplotlib.use("Agg", force=True)      # the test process only: no display here
+
+
+def test_line_data_are_the_solver_values():
+    tr = sd.solve("pre-ln", n=8, beta=1.0, gamma0=0.0, t=np.geomspace(0.01, 1e3, 50))
+    ax = trajectory(tr, "epsilon", scheme="pre-ln")
+    x, y = ax.get_lines()[0].get_data()
+    assert np.array_equal(x, tr.t) and np.array_equal(y, tr.epsilon)   # precise, not 1 - gamma
+    assert ax.get_yscale() == "log" and y[-1] < 1e-5
+    ax = trajectory(tr, "phase", scheme="pre-ln")
+    x, y = ax.get_lines()[0].get_data()
+    assert np.array_equal(x, tr.epsilon) and np.array_equal(y, tr.gamma_dot)
+    with pytest.raises(ValueError, match="kind"):
+        trajectory(tr, "speed")
+
+
+def test_post_ln_epsilon_is_drawn_far_below_float_rounding():
+    tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[10.0, 100.0])
+    y = trajectory(tr, "epsilon").get_lines()[0].get_data()[1]
+    assert 0 < y[-1] < 1e-80                  # 1 - gamma in floats would be 0 here
+
+
+def test_a_scheme_has_one_style_in_every_figure():
+    fig = sd.plot.compare(["post-ln", "pre-ln", "mix-ln"], n=8)
+    fig2 = sd.plot.compare(["mix-ln", "pre-ln"], n=16)
+    def styles(f):
+        return {line.get_label(): (line.get_color(), line.get_linestyle())
+                for line in f.axes[0].get_lines()}
+    a, b = styles(fig), styles(fig2)
+    assert a["Pre-LN"] == b["Pre-LN"] and a["Mix-LN"] == b["Mix-LN"]
+    # Pre-LN and Mix-LN (equal after t = 1) differ in colour and dash
+    assert a["Pre-LN"][0] != a["Mix-LN"][0]
+    assert style("pre-ln")["linestyle"] != style("mix-ln")["linestyle"]
+    assert len(fig.legends) == 1 and not fig.axes[0].get_legend()   # one legend, outside
+
+
+def test_custom_schemes_get_stable_distinct_styles():
+    mine = sd.custom_scheme("mine", speed="sqrt(r)", radial="a")
+    again = sd.custom_scheme("mine", speed="sqrt(r)", radial="a")
+    other = sd.custom_scheme("mine", speed="r**2", radial="a")
+    assert style(mine) == style(again)
+    builtin = {style(n)["color"] for n in sd.schemes()}
+    assert style(mine)["color"] not in builtin
+    assert (style(mine)["color"], style(mine)["linestyle"]) != (
+        style(other)["color"], style(other)["linestyle"]) or style(mine) != style(other)
+    ng = sd.scheme("ngpt", alpha="1 + t")
+    assert style(ng)["label"] == r"nGPT, $\alpha_t = t + 1$"     # math, not sympy text
+    assert "**" not in style(sd.scheme("ngpt", alpha="sqrt(1 + t)**3"))["label"]
+
+
+def test_compare_accepts_invented_schemes_and_axes():
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3)
+    mine = sd.custom_scheme("mine", speed="sqrt(r)", radial="a")
+    out = sd.plot.compare([mine, "ngpt"], n=8, axes=axes, t=np.geomspace(0.01, 50, 60))
+    assert out is fig and len(axes[0].get_lines()) == 2
+    with pytest.raises(ValueError, match="schemes"):
+        sd.plot.compare([], n=8)
+
+
+def test_save_writes_three_formats(tmp_path):
+    fig = sd.plot.compare(["post-ln"], n=8, t=np.geomspace(0.01, 20, 30))
+    for suffix in ("png", "svg", "pdf"):
+        path = save(fig, tmp_path / f"f.{suffix}")
+        assert path.stat().st_size > 1000
+    with pytest.raises(ValueError, match="path"):
+        save(fig, tmp_path / "f.jpg")
+
+
+def test_no_library_code_changes_the_backend():
+    root = pathlib.Path(sd.__file__).parent
+    offenders = [p.name for p in root.glob("*.py") if "matplotlib.use(" in p.read_text()]
+    assert offenders == []
+    notebooks = pathlib.Path(__file__).parent.parent / "notebooks"
+    assert [p.name for p in notebooks.glob("*.ipynb")
+            if "matplotlib.use(" in p.read_text()] == []
