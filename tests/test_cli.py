@@ -72,12 +72,17 @@ def test_report_sections_carry_the_verdicts(tmp_path):
 
 
 def test_report_writes_latex_for_every_scheme(tmp_path):
-    proc = run("report", "--out", str(tmp_path), "--no-verify", "--no-phase-diagram")
+    proc = run("report", "--out", str(tmp_path), "--quick", "--no-verify",
+               "--no-phase-diagram")
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "README.md").read_text()
     for name in ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]:
         assert f"## {name}" in text
     assert "C e^{- 2 t}" in text and "\\frac{C}{t^{2}}" in text
+    # quick figures, and a caption that says they are quick
+    for name in ("figure2", "figure3", "figure4", "figure5"):
+        assert (tmp_path / "figures" / f"{name}.png").stat().st_size > 10_000
+    assert "Quick mode: d = 64, 4 seeds" in text
 
 
 def test_solve_csv_matches_library(capsys):
