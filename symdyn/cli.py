@@ -91,8 +91,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="write the report (report/README.md)")
     rep.add_argument("--out", default="report", help="output folder")
-    rep.add_argument("--quick", action="store_true", help="quick figures (d = 128)")
+    rep.add_argument("--quick", action="store_true",
+                     help="quick figures (d = 64, 4 seeds) and phase diagrams")
     rep.add_argument("--no-figures", action="store_true", help="leave out the figures")
+    rep.add_argument("--no-design", action="store_true",
+                     help="leave out the designed schedules")
     rep.add_argument("--no-phase-diagram", action="store_true",
                      help="leave out the clustering phase diagrams")
     rep.add_argument("--scheduler", help="run the phase-diagram sweep on this Dask scheduler")
@@ -269,6 +272,7 @@ def _run(args) -> int:
         print(_phase_diagram(args))
     elif args.command == "report":
         print(build_report(args.out, quick=args.quick, figures=not args.no_figures,
+                           design=not args.no_design,
                            phase_diagram=not args.no_phase_diagram, scheduler=args.scheduler,
                            verdicts=None if args.no_verify else _verdicts,
                            progress=_progress))

@@ -181,13 +181,99 @@ def scheme_section(d: Derivation) -> str:
     ])
 
 
+#: The design comparison of the report: nGPT families against the built-ins.
+DESIGN_PROBLEM = {"target": 0.9, "depth": 4.0, "n": 32, "beta": 1.0, "gamma0": 0.0,
+                  "layers": 8}
+
+
+def design_section(out: Path, folder: str) -> str:
+    """Designed nGPT schedules against the built-in schemes on the "use every
+    layer" objective (:func:`symdyn.inverse.compare`): a table and a figure."""
+    import matplotlib.pyplot as plt
+
+    from .figures import save_figure
+    from .inverse import alpha_family, compare
+    from .plot import legend, paper_style, style, trajectory
+
+    p = DESIGN_PROBLEM
+    table = compare("speed", **p)
+    grid = np.linspace(0, p["depth"], 201)
+    kw = {k: p[k] for k in ("n", "beta", "gamma0")}
+    with paper_style():
+        fig, ax = plt.subplots(figsize=(5.5, 3.2), layout="constrained")
+        for name in schemes():
+            trajectory(solve(name, t=grid, **kw), "gamma", ax=ax, scheme=name)
+        for label, row in table[table.kind == "designed"].iterrows():
+            fam = alpha_family(label.split("(")[1].rstrip(")"), p["depth"])
+            trajectory(solve(fam, t=grid, **kw, **row.params), "gamma", ax=ax,
+                       **{**style(fam), "label": f"designed: {label}"}, lw=1.1)
+        ax.axhline(p["target"], color="grey", lw=0.7)
+        legend(fig, ax)
+        files = save_figure(fig, Path(out), "design")
+    rows = [[name, r.kind, ", ".join(f"{k} = {v:.4g}" for k, v in r.params.items()) or "-",
+             f"{r.value:.5f}", f"{r.gamma_L:.5f}", "yes" if r.feasible else "**no**"]
+            for name, r in table.iterrows()]
+    return "\n".join([
+        f"Which schedule uses every layer? With {p['layers']} equal layers of depth "
+        f"$L = {p['depth']:g}$ ($n = {p['n']}$, $\\beta = {p['beta']:g}$, orthogonal start), "
+        f"`sd.design(..., objective=\"speed\")` maximizes the smallest per-layer progress "
+        f"of $\\gamma$ subject to $\\gamma(L) \\le {p['target']}$, for nGPT's step-size "
+        "families, with exact gradients from the sensitivities. The built-in schemes are "
+        "scored on the same objective (`value`); `feasible` says whether they respect "
+        "the bound on $\\gamma(L)$.", "",
+        markdown_table(["scheme", "kind", "parameters", "value (min progress per layer)",
+                        "gamma(L)", "feasible"], rows), "",
+        f"![design]({folder}/{files[0].name})", "",
+        "Thin lines: the designed schedules; grey: the bound $g$.", ""])
+
+
+def provenance(seconds: float | None = None) -> str:
+    """Where a report came from: date, symdyn version and git commit, Python and
+    library versions, the machine's cores and the run time (markdown)."""
+    import datetime
+    import os
+    import platform
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    def ver(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    try:
+        here = Path(__file__).resolve().parent
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+        commit = (commit + (" (with uncommitted changes)" if dirty else "")) or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown (not a git checkout)"
+    rows = [["date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")],
+            ["symdyn", f"{__version__}, commit {commit}"],
+            ["Python", f"{platform.python_version()} ({platform.platform(terse=True)})"],
+            ["libraries", ", ".join(f"{k} {ver(k)}" for k in
+                                    ("numpy", "scipy", "sympy", "mpmath", "matplotlib"))],
+            ["machine", f"{os.cpu_count()} cores"]]
+    if seconds is not None:
+        rows.append(["run time", f"{seconds:.0f} s"])
+    return markdown_table(["provenance", ""], rows)
+
+
 def write_report(out: str | Path, progress: Callable[[str], None] | None = None,
-                 sections=()) -> Path:
+                 sections=(), seconds: float | None = None) -> Path:
     """Write ``out/README.md`` with every built-in scheme's derivation.
 
     ``sections`` are extra ``(title, markdown)`` pairs placed after the
-    tables (:func:`build` computes them).
+    tables (:func:`build` computes them); ``seconds``, the run time, goes
+    into the provenance table at the top.
     """
+    import time
+
+    start = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     derivations = []
@@ -197,7 +283,8 @@ def write_report(out: str | Path, progress: Callable[[str], None] | None = None,
         derivations.append(derive(name))
     if progress:
         progress("solving the reduced ODEs")
-    parts = [_INTRO.format(version=__version__),
+    spent = None if seconds is None else seconds + time.perf_counter() - start
+    parts = [_INTRO.format(version=__version__), provenance(spent) + "\n",
              "## Initial and terminal velocities\n", summary_table(derivations),
              "## Cosine similarity at depth\n", depth_table()]
     parts += [f"## {title}\n\n{body}" for title, body in sections]
@@ -213,23 +300,30 @@ QUICK_PHASE_DIAGRAM = {"d": (8, 128), "seeds": 4, "beta": np.linspace(0, 9, 5), 
 
 
 def build(out: str | Path, *, quick: bool = False, figures: bool = True,
-          phase_diagram: bool = True, scheduler: str | None = None,
+          phase_diagram: bool = True, design: bool = True, scheduler: str | None = None,
           verdicts: Callable[[Callable], str] | None = None,
           progress: Callable[[str], None] | None = None) -> Path:
     """Compute every section and write ``out/README.md``; returns its path.
 
-    ``figures``: Figures 2-5 (``quick``: d = 128, fewer seeds); ``phase_diagram``:
+    ``figures``: Figures 2-5 (``quick``: d = 64, fewer seeds); ``design``: the
+    designed schedules against the built-ins (:func:`design_section`); ``phase_diagram``:
     the sweep of every scheme (``quick``: :data:`QUICK_PHASE_DIAGRAM`), on
     ``scheduler`` if given; ``verdicts(progress)`` returns the markdown of the
     claim checks (the CLI passes proofs_check's, which the library does not
     import).
     """
+    import time
+
+    start = time.perf_counter()
     say = progress or (lambda message: None)
     out = Path(out)
     sections = []
     if figures:
         result = write_figures(out / "figures", quick=quick, progress=say)
         sections.append(("Figures", figure_section(result, "figures")))
+    if design:
+        say("designing schedules")
+        sections.append(("Designing a schedule", design_section(out / "figures", "figures")))
     if phase_diagram:
         say("phase diagrams (sweep of every scheme)")
         dg, files = write_phase_diagrams(
@@ -239,4 +333,5 @@ def build(out: str | Path, *, quick: bool = False, figures: bool = True,
         sections.append(("Clustering phase diagram", phase_section(dg, files, "phase_diagram")))
     if verdicts is not None:
         sections.append(("Verdicts of proofs_check (quick grids)", verdicts(say)))
-    return write_report(out, progress=say, sections=sections)
+    return write_report(out, progress=say, sections=sections,
+                        seconds=time.perf_counter() - start)

@@ -83,6 +83,10 @@ def test_report_writes_latex_for_every_scheme(tmp_path):
     for name in ("figure2", "figure3", "figure4", "figure5"):
         assert (tmp_path / "figures" / f"{name}.png").stat().st_size > 10_000
     assert "Quick mode: d = 64, 4 seeds" in text
+    # provenance at the top, and the designed schedules beside the built-ins
+    assert text.index("| symdyn | 0.1.0, commit") < text.index("## Initial and terminal")
+    assert "## Designing a schedule" in text and "| ngpt (affine) | designed |" in text
+    assert (tmp_path / "figures" / "design.png").stat().st_size > 10_000
 
 
 def test_solve_csv_matches_library(capsys):
