@@ -25,14 +25,14 @@ from .inverse import Design, alpha_family, design
 from .particles import Simulation, simulate
 from .schemes import Scheme, custom_scheme, scheme, schemes
 from .solver import Trajectory, solve
-from .summary import Derivation, derive
+from .summary import Derivation, derive, table
 from .sweeps import sweep
 
 __all__ = [
     "Derivation", "Design", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
     "alpha_family", "design",
     "Terminal", "Trajectory", "custom_scheme", "derive", "initial_token_speed", "initial_velocity",
-    "init", "leading_order", "reduce", "scheme", "schemes", "Sensitivity", "sensitivity",
-    "simulate", "solve",
+    "init", "leading_order", "plot", "reduce", "scheme", "schemes", "Sensitivity", "sensitivity",
+    "simulate", "solve", "table",
     "stable_system", "sweep", "symbols", "terminal", "weights",
 ]

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .budget import SECONDS, time_limit
+from .display import formula_table, latex
 from .equiangular import check_attention, reduce
 from .expressions import ExprLike, value
 from .schemes import SchemeLike, branch_at
@@ -145,6 +146,9 @@ class LeadingOrder:
     def __str__(self) -> str:
         return f"Theta({self.var ** self.exponent})"
 
+    def _repr_latex_(self) -> str:
+        return rf"$\Theta\left({latex(self.var ** self.exponent)}\right)$"
+
 
 def leading_order(expr: ExprLike, var: sp.Symbol | str = n) -> LeadingOrder:
     """Leading order of ``expr`` as ``var -> oo``: ``c * var**p``.
@@ -247,6 +251,16 @@ class Terminal:
     reason: str = ""
     growth: sp.Expr | None = None
     Lambda: sp.Expr | None = None
+
+    def _repr_latex_(self) -> str:
+        rows = [(r"\text{law}", rf"\text{{{self.law}}}")]
+        if self.reason:
+            rows.append((r"\text{why}", latex(self.reason)))
+        rows += [(label, latex(v)) for label, v in (
+            (r"1-\gamma \sim", self.epsilon), (r"\dot\gamma \sim", self.gamma_dot),
+            (r"\text{rate}", self.rate), (r"r(t) =", self.radius),
+            (r"\Lambda(t) \sim", self.growth)) if v is not None]
+        return formula_table("terminal law", rows)
 
 
 def _radius(rho, r_start):

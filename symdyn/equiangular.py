@@ -23,13 +23,14 @@ Nothing here knows which scheme it reduces: custom schemes work unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import sympy as sp
 
 from .budget import time_limit
 from .checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
+from .display import formula_table, latex
 from .expressions import ExprLike, value
 from .schemes import Scheme, SchemeLike
 from .schemes import scheme as get_scheme
@@ -63,6 +64,37 @@ class Reduction:
     A_norm: sp.Expr
     token_speed: sp.Expr
     beta: sp.Expr
+
+    def at(self, **values) -> Reduction:
+        """This reduction with numbers (or expressions) for its symbols:
+        ``red.at(n=8, beta=1)``. Names are those of :mod:`symdyn.symbols` and
+        the scheme's free parameters; values go through the safe parser.
+
+        (``red.gamma_dot.subs({Symbol("n"): 8})`` does nothing: symdyn's
+        symbols carry assumptions, so a bare ``Symbol("n")`` is another
+        symbol. Use this method, or the symbols in :mod:`symdyn.symbols`.)
+
+        Examples
+        --------
+        >>> import symdyn as sd
+        >>> sd.reduce("post-ln").at(n=2, beta=0).gamma_dot
+        1 - gamma**2
+        """
+        known = {**ALL_SYMBOLS, **{s.name: s for s in self.scheme.symbols}}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: not a symbol of the reduction "
+                             f"(choose among {', '.join(known)})")
+        sub = {known[k]: value(v, k, ALL_SYMBOLS) for k, v in values.items()}
+        fields = ("gamma_dot", "r_dot", "a", "A_norm", "token_speed", "beta")
+        return replace(self, **{f: sp.simplify(getattr(self, f).xreplace(sub))
+                                for f in fields})
+
+    def _repr_latex_(self) -> str:
+        return formula_table(f"{self.scheme.name}, {self.attention} attention", [
+            (r"\dot\gamma =", latex(self.gamma_dot)), (r"\dot r =", latex(self.r_dot)),
+            ("a_k =", latex(self.a)), (r"\lvert A_k\rvert =", latex(self.A_norm)),
+            (r"\lvert\dot\theta_k\rvert =", latex(self.token_speed))])
 
 
 class _Frame:

@@ -40,6 +40,7 @@ from sympy.core.function import AppliedUndef
 from .attention import attention as _attention
 from .attention import of_weights
 from .checks import check_attention, finite_array, memory, number, output_times, real_array
+from .display import simulation_rows, summary_html
 from .integrate import integrate
 from .schemes import LayerRule, Scheme, SchemeLike, radial_fault, speed_fault, unit
 from .schemes import scheme as get_scheme
@@ -91,6 +92,10 @@ class Simulation:
     steps: int
     nfev: int
     message: str
+
+    def _repr_html_(self) -> str:
+        return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
+                            self.gamma)
 
 
 # --------------------------------------------------------------------------

@@ -157,6 +157,15 @@ class Scheme:
         extra += "".join(f", {sym}: default {v}" for sym, v in self.free)
         return f"{self.name}(speed={self.speed}, radial={self.radial}{extra})"
 
+    def _repr_latex_(self) -> str:
+        from .display import formula_table, latex
+
+        rows = [("s =", latex(self.speed)), (r"\dot r =", latex(self.radial))]
+        rows += [(rf"\text{{{k}}} =", latex(v)) for k, v in self.params
+                 if isinstance(v, sp.Basic)]
+        rows += [(rf"{latex(sym)} =", rf"{float(v):g}\ \text{{(default)}}") for sym, v in self.free]
+        return formula_table(self.name, rows)
+
 
 # --------------------------------------------------------------------------
 # layer rules: x_{k+1} from x_k (N(x) = x/|x|, A the attention, t_k = k h)

@@ -23,6 +23,7 @@ import numpy as np
 
 from .checks import check_attention, check_gamma0, finite_array, integer, output_times
 from .compile import stable_system
+from .display import summary_html, trajectory_rows
 from .extrapolation import integrate_mp
 from .forward_sensitivity import rates, sensitivity
 from .integrate import integrate
@@ -71,6 +72,9 @@ class Trajectory:
     message: str
     params: dict = field(default_factory=dict)
     sensitivities: dict | None = None
+
+    def _repr_html_(self) -> str:
+        return summary_html("Trajectory (sd.solve)", trajectory_rows(self), self.t, self.gamma)
 
 
 # u = log(epsilon) is held to an absolute error rtol (a relative error of

@@ -20,6 +20,7 @@ from .asymptotics import (
     leading_order,
     terminal,
 )
+from .display import formula_table, latex
 from .equiangular import Reduction, reduce
 from .schemes import Scheme, SchemeLike
 from .schemes import scheme as get_scheme
@@ -46,13 +47,13 @@ class Derivation:
         def show(expr):
             if expr is None or isinstance(expr, str):
                 return "undecided"
-            return sp.latex(expr) if fmt == "latex" else sp.sstr(expr)
+            return latex(expr) if fmt == "latex" else sp.sstr(expr)
 
         def order(o):
             if o is None:
                 return "not a power of n"
             if fmt == "latex":
-                return f"\\Theta({sp.latex(o.var ** o.exponent)})"
+                return f"\\Theta({latex(o.var ** o.exponent)})"
             return str(o)
 
         term = self.terminal
@@ -69,6 +70,13 @@ class Derivation:
             ("1 - gamma ~", show(term.epsilon)),
             ("d gamma/dt ~", show(term.gamma_dot)),
         ]
+
+    def _repr_latex_(self) -> str:
+        def cell(label, formula):
+            words = label == "terminal law" or formula in ("undecided", "not a power of n")
+            return formula if not words else r"\text{" + formula.replace("_", r"\_") + "}"
+        rows = [(r"\text{" + label + "}", cell(label, f)) for label, f in self.rows("latex")]
+        return formula_table(f"{self.scheme.name}, {self.reduction.attention} attention", rows)
 
     def as_dict(self) -> dict:
         """JSON-ready: every formula as a sympy string and as LaTeX."""
@@ -129,3 +137,64 @@ def _attempt(f, *args, **kwargs):
         return f(*args, **kwargs)
     except ValueError as exc:
         return str(exc)
+
+
+#: The columns of :func:`table`, in order.
+TABLE_COLUMNS = ("speed", "radial rate", "reduced ODE", "initial velocity", "order in n",
+                 "terminal law", "1 - gamma ~", "rate")
+
+
+def table(schemes=None, attention: str = "softmax", format: str = "dataframe"):
+    """The comparison of schemes the paper tabulates, one row per scheme.
+
+    Columns (:data:`TABLE_COLUMNS`): the speed law and radial rate, the reduced
+    ODE :math:`\\dot\\gamma`, the initial velocity at an orthogonal start and
+    its order in :math:`n`, the terminal law, the leading :math:`1-\\gamma`
+    and the rate. ``format="dataframe"``: a ``pandas.DataFrame`` of LaTeX
+    cells (index: scheme); ``"latex"``: a booktabs ``tabular`` ready to paste
+    (needs ``\\usepackage{booktabs}``).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> df = sd.table(["post-ln", "pre-ln"])
+    >>> df.loc["pre-ln", "terminal law"], df.loc["post-ln", "1 - gamma ~"]
+    ('polynomial', '$C e^{- 2 t}$')
+    >>> print(sd.table(["post-ln"], format="latex").splitlines()[2])
+    \\toprule
+    """
+    import pandas as pd
+
+    from .schemes import schemes as builtin_names
+
+    if format not in ("dataframe", "latex"):
+        raise ValueError(f"format: must be 'dataframe' or 'latex', got {format!r}")
+    names = builtin_names() if schemes is None else list(schemes)
+    rows = {}
+    for s in names:
+        d = derive(s, attention)
+        o = d.initial_velocity_order
+        rows[d.scheme.name] = [
+            _math(d.scheme.speed), _math(d.scheme.radial), _math(d.reduction.gamma_dot),
+            _math(d.initial_velocity),
+            "n/a" if o is None else rf"$\Theta({latex(o.var ** o.exponent)})$",
+            d.terminal.law, _math(d.terminal.epsilon), _math(d.terminal.rate)]
+    df = pd.DataFrame.from_dict(rows, orient="index", columns=list(TABLE_COLUMNS))
+    df.index.name = "scheme"
+    return df if format == "dataframe" else _booktabs(df)
+
+
+def _math(expr) -> str:
+    return "undecided" if expr is None or isinstance(expr, str) else f"${latex(expr)}$"
+
+
+def _booktabs(df) -> str:
+    def esc(text):
+        return text if text.startswith("$") else text.replace("_", r"\_").replace("&", r"\&")
+    head = " & ".join(["scheme", *(esc(c).replace("1 - gamma ~", r"$1-\gamma \sim$")
+                                   for c in df.columns)])
+    body = [" & ".join([esc(name), *(esc(str(v)) for v in row)]) + r" \\"
+            for name, row in df.iterrows()]
+    return "\n".join([r"% symdyn: sd.table(..., format='latex'); needs \usepackage{booktabs}",
+                      r"\begin{tabular}{" + "l" * (len(df.columns) + 1) + "}", r"\toprule",
+                      head + r" \\", r"\midrule", *body, r"\bottomrule", r"\end{tabular}"])
