@@ -214,6 +214,8 @@ def plot_bands(panels, title: str):
                      f"{'untied' if data['untied'] else 'tied'}, {data['seeds']} seeds",
                      fontsize=8)
         ax.set_ylim(-0.05, 1.02)
+    for ax in axes[0, 1:]:
+        ax.set_ylabel("")
     legend(fig, axes[0, 0])
     fig.suptitle(title)
     return fig
