@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: report test lint verify bench clean
+.PHONY: report test lint verify bench clean docs docs-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,30 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+DOCS_STAMP := $(VENV)/.docs-installed
+MATHJAX    := docs/_static/mathjax/tex-mml-chtml.js
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	touch $(DOCS_STAMP)
+
+# MathJax 3 from the npm registry, served by the site itself (no CDN): the
+# combined TeX component and its woff2 fonts.
+$(MATHJAX):
+	rm -rf .cache/mathjax && mkdir -p .cache/mathjax docs/_static/mathjax/output/chtml/fonts
+	cd .cache/mathjax && (npm install --silent --no-audit --no-fund mathjax@3 \
+	  || (curl -fsSL https://registry.npmjs.org/mathjax/-/mathjax-3.2.2.tgz | tar xz \
+	      && mkdir -p node_modules && mv package node_modules/mathjax))
+	cp .cache/mathjax/node_modules/mathjax/es5/tex-mml-chtml.js docs/_static/mathjax/
+	cp -r .cache/mathjax/node_modules/mathjax/es5/output/chtml/fonts/woff-v2 \
+	  docs/_static/mathjax/output/chtml/fonts/
+
+docs: $(DOCS_STAMP) $(MATHJAX)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+docs-check: docs
+	$(BIN)/python tests/docs_browser_check.py docs/_build/html
 
 report: $(STAMP)
 	$(BIN)/symdyn report --out report/
@@ -35,4 +59,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/sweep.py
 
 clean:
-	rm -rf $(VENV) report .pytest_cache .hypothesis
+	rm -rf $(VENV) report .pytest_cache .hypothesis docs/_build docs/_static/mathjax .cache

@@ -2,7 +2,7 @@
 
 Methods:
 
-* "particles": the derived closed forms of d gamma/dt(0) and |d theta_k/dt|(0)
+* "particles": the derived closed forms of d gamma/dt(0) and ``|d theta_k/dt|(0)``
   (``sd.initial_velocity``, ``sd.initial_token_speed``) against second-order
   forward differences of the simulated n-particle system, d = n, r0 = 1;
 * "ordering": Peri-LN and nGPT start faster than Post-LN and Pre-LN, on the
