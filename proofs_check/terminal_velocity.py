@@ -24,7 +24,7 @@ import sympy as sp
 
 import symdyn as sd
 from symdyn.expressions import parse
-from symdyn.schemes import NGPT_SCHEDULES
+from symdyn.registry import NGPT_SCHEDULES
 from symdyn.symbols import C, t
 
 from .result import Result
@@ -65,7 +65,7 @@ LAW_WINDOWS = {"super-exponential": (3.0, 6.0), "exponential": (15.0, 30.0),
 
 def cases(quick=True):
     """(label, scheme, claimed epsilon, window) for every claim: the paper's,
-    nGPT's schedules (:data:`symdyn.schemes.NGPT_SCHEDULES`), and, for every
+    nGPT's schedules (:data:`symdyn.registry.NGPT_SCHEDULES`), and, for every
     registered scheme the paper does not cover, the law ``sd.terminal``
     derives (its numbers are still checked against the solver)."""
     published = _published(quick)

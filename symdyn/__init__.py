@@ -23,7 +23,7 @@ from .equiangular import Reduction, reduce
 from .forward_sensitivity import Sensitivity, sensitivity
 from .inverse import Design, alpha_family, design
 from .particles import Simulation, simulate
-from .schemes import Scheme, custom_scheme, scheme, schemes
+from .registry import Scheme, custom_scheme, scheme, schemes
 from .solver import Trajectory, solve
 from .summary import Derivation, derive, table
 from .sweeps import sweep

@@ -44,8 +44,8 @@ from .budget import SECONDS, time_limit
 from .display import formula_table, latex
 from .equiangular import check_attention, reduce
 from .expressions import ExprLike, value
-from .schemes import SchemeLike, branch_at
-from .schemes import scheme as get_scheme
+from .registry import SchemeLike, branch_at
+from .registry import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, C, gamma, n, r, t
 from .symbols import beta as BETA
 

@@ -19,9 +19,9 @@ import numpy as np
 
 from .checks import ATTENTIONS, finite_array, writable_path
 from .figures import write_figures, write_phase_diagrams
+from .registry import custom_scheme, scheme, schemes
 from .report import build as build_report
 from .report import distance_table
-from .schemes import custom_scheme, scheme, schemes
 from .solver import solve
 from .summary import FORMATS, derive
 

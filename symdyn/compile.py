@@ -30,8 +30,8 @@ from sympy.core.function import AppliedUndef
 
 from .checks import check_attention
 from .equiangular import reduce
-from .schemes import Scheme, lambdify_phases, piecewise_breakpoints
-from .schemes import scheme as get_scheme
+from .registry import Scheme, lambdify_phases, piecewise_breakpoints
+from .registry import scheme as get_scheme
 from .symbols import SCHEME_SYMBOLS, A_norm, a, beta, gamma, n, r, t
 
 epsilon = sp.Symbol("epsilon", positive=True)

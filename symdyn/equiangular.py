@@ -32,8 +32,8 @@ from .budget import time_limit
 from .checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
 from .display import formula_table, latex
 from .expressions import ExprLike, value
-from .schemes import Scheme, SchemeLike
-from .schemes import scheme as get_scheme
+from .registry import Scheme, SchemeLike
+from .registry import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, A_norm, a, gamma, n
 from .symbols import beta as BETA
 
@@ -159,7 +159,7 @@ def reduce(scheme: SchemeLike, attention: str = "softmax",
     Parameters
     ----------
     scheme : str or Scheme
-        A built-in name or a :class:`~symdyn.schemes.Scheme`.
+        A built-in name or a :class:`~symdyn.registry.Scheme`.
     attention : {"softmax", "unnormalized"}
         Softmax attention, or the kernel with denominator ``n``.
     beta : sympy.Expr, optional

@@ -23,7 +23,7 @@ from .expressions import parse
 from .grid import ROW_BYTES
 from .particles import simulate
 from .phase_diagram import phase_diagram
-from .schemes import NGPT_SCHEDULES, scheme, schemes
+from .registry import NGPT_SCHEDULES, scheme, schemes
 from .solver import solve
 from .symbols import t as t_sym
 
@@ -52,7 +52,7 @@ def figure2_data(n: int = 32, beta: float = 1.0, t_max: float | None = None,
 def figure3_data(n: int = 32, beta: float = 1.0, t_max: float = 6.0,
                  points: int = 301, schedules: dict | None = None) -> dict:
     """nGPT from an orthogonal start under the alpha schedules
-    (``{label: alpha}``; default :data:`~symdyn.schemes.NGPT_SCHEDULES`)."""
+    (``{label: alpha}``; default :data:`~symdyn.registry.NGPT_SCHEDULES`)."""
     t = np.linspace(0.0, t_max, points)
     curves = {}
     for label, alpha in (NGPT_SCHEDULES if schedules is None else schedules).items():

@@ -35,8 +35,8 @@ import sympy as sp
 
 from .checks import check_attention
 from .compile import StableSystem, epsilon, stabilize, stable_system
-from .schemes import NUMERIC_MODULES, Scheme, SchemeLike, phase_branches
-from .schemes import scheme as get_scheme
+from .registry import NUMERIC_MODULES, Scheme, SchemeLike, phase_branches
+from .registry import scheme as get_scheme
 from .symbols import beta, n, r
 
 #: Parameters of every scheme that a sensitivity may be taken with respect to.

@@ -17,7 +17,7 @@ import symdyn  # the version, read at call time (a new version invalidates cache
 
 from .checks import ATTENTIONS, check_gamma0, is_integer, is_real, memory, number
 from .particles import layer_times, resolve
-from .schemes import scheme
+from .registry import scheme
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {

@@ -33,8 +33,8 @@ import sympy as sp
 from .checks import check_attention, check_gamma0, finite_array, integer, number
 from .init import equiangular
 from .particles import simulate
-from .schemes import Scheme, SchemeLike
-from .schemes import scheme as get_scheme
+from .registry import Scheme, SchemeLike
+from .registry import scheme as get_scheme
 from .solver import Trajectory, solve
 from .symbols import t as t_sym
 from .weights import kaiming
@@ -397,7 +397,7 @@ def compare(objective: str, *, depth: float, n: float, beta: float, gamma0: floa
     """
     import pandas as pd
 
-    from .schemes import schemes as builtin_names
+    from .registry import schemes as builtin_names
 
     problem = dict(depth=depth, n=n, beta=beta, gamma0=gamma0, target=target, times=times,
                    layers=layers, attention=attention)

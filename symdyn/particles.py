@@ -6,7 +6,7 @@ Continuous (``step=None``), for every token (docs/model.md, section 1):
           \\dot r_k = \\rho_k,
 
 with the scheme's own speed law :math:`(s, \\rho)` (the same
-:class:`~symdyn.schemes.Scheme` the symbolic side reads; nothing here uses
+:class:`~symdyn.registry.Scheme` the symbolic side reads; nothing here uses
 the reduction). The batch is one vectorized system with per-member adaptive
 steps (:mod:`symdyn.integrate`); directions are renormalized after every
 accepted step.
@@ -42,8 +42,8 @@ from .attention import of_weights
 from .checks import check_attention, finite_array, memory, number, output_times, real_array
 from .display import simulation_rows, summary_html
 from .integrate import integrate
-from .schemes import LayerRule, Scheme, SchemeLike, radial_fault, speed_fault, unit
-from .schemes import scheme as get_scheme
+from .registry import LayerRule, Scheme, SchemeLike, radial_fault, speed_fault, unit
+from .registry import scheme as get_scheme
 from .symbols import SCHEME_SYMBOLS, a, r
 from .weights import Weights, as_weights, identity
 

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from .schemes import Scheme, SchemeLike
-from .schemes import scheme as get_scheme
+from .registry import Scheme, SchemeLike
+from .registry import scheme as get_scheme
 
 #: Colour-blind safe colours and distinct dashes for the built-ins.
 _BUILTIN = {
@@ -177,7 +177,7 @@ def compare(schemes=None, n: float = 32, beta: float = 1.0, gamma0: float = 0.0,
     >>> [ax.get_xscale() for ax in fig.axes]
     ['log', 'log', 'log']
     """
-    from .schemes import schemes as builtin_names
+    from .registry import schemes as builtin_names
     from .solver import solve
 
     names = builtin_names() if schemes is None else list(schemes)

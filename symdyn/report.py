@@ -17,7 +17,7 @@ import sympy as sp
 from . import __version__
 from .figures import write_figures, write_phase_diagrams
 from .formatting import markdown_table
-from .schemes import schemes
+from .registry import schemes
 from .solver import solve
 from .summary import Derivation, derive
 

@@ -27,8 +27,8 @@ from .display import summary_html, trajectory_rows
 from .extrapolation import integrate_mp
 from .forward_sensitivity import rates, sensitivity
 from .integrate import integrate
-from .schemes import Scheme
-from .schemes import scheme as get_scheme
+from .registry import Scheme
+from .registry import scheme as get_scheme
 from .symbols import beta as b_sym
 from .symbols import n as n_sym
 from .symbols import t as t_sym

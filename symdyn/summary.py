@@ -22,8 +22,8 @@ from .asymptotics import (
 )
 from .display import formula_table, latex
 from .equiangular import Reduction, reduce
-from .schemes import Scheme, SchemeLike
-from .schemes import scheme as get_scheme
+from .registry import Scheme, SchemeLike
+from .registry import scheme as get_scheme
 
 FORMATS = ("text", "latex", "json")
 
@@ -165,7 +165,7 @@ def table(schemes=None, attention: str = "softmax", format: str = "dataframe"):
     """
     import pandas as pd
 
-    from .schemes import schemes as builtin_names
+    from .registry import schemes as builtin_names
 
     if format not in ("dataframe", "latex"):
         raise ValueError(f"format: must be 'dataframe' or 'latex', got {format!r}")

@@ -1,4 +1,4 @@
-"""Adding a built-in scheme is one entry in symdyn/schemes.py's registry.
+"""Adding a built-in scheme is one entry in symdyn/registry.py's registry.
 
 The test registers "half-ln" (Post-LN at half speed: s = 2 on the sphere,
 layer x <- N(x + h A(x) / 2)) and follows it through the derivation, the
@@ -13,7 +13,7 @@ import sympy as sp
 
 import symdyn as sd
 from proofs_check import clustering, general_starts, symmetric, terminal_velocity
-from symdyn.schemes import _REGISTRY, LayerRule, Scheme, unit
+from symdyn.registry import _REGISTRY, LayerRule, Scheme, unit
 from symdyn.symbols import C, t
 
 

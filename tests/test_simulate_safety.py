@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.schemes import Scheme
+from symdyn.registry import Scheme
 from symdyn.symbols import A_norm as A_NORM
 from symdyn.symbols import t as T
 

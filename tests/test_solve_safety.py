@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.schemes import Scheme
+from symdyn.registry import Scheme
 from symdyn.symbols import t
 
 BASE = dict(n=4, beta=1.0, gamma0=0.0, t=[1.0])
