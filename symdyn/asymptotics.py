@@ -586,23 +586,18 @@ class _Comparison:
 
     def classify(self):
         """(law, first limit, reason): the class by Lambda/t, Lambda/log t, Lambda."""
-        logt = sp.log(t)
-        a = self.ratio(t, sp.Integer(1))
-        kind = _kind(a)
-        if kind == "infinite":
-            return "super-exponential", a, ""
-        if kind == "finite":
-            return "exponential", a, ""
-        if kind is None:
-            return UNDECIDED, None, self.why("Lambda(t)/t", a)
-        b = self.ratio(logt, 1 / t)
-        kind = _kind(b)
-        if kind == "infinite":
-            return "stretched-exponential", b, ""
-        if kind == "finite":
-            return "polynomial", b, ""
-        if kind is None:
-            return UNDECIDED, None, self.why("Lambda(t)/log(t)", b)
+        # the ladder of scales: growth faster than, comparable to, or slower than each
+        ladder = ((t, sp.Integer(1), "super-exponential", "exponential"),
+                  (sp.log(t), 1 / t, "stretched-exponential", "polynomial"))
+        for scale, derivative, faster, comparable in ladder:
+            ratio = self.ratio(scale, derivative)
+            kind = _kind(ratio)
+            if kind == "infinite":
+                return faster, ratio, ""
+            if kind == "finite":
+                return comparable, ratio, ""
+            if kind is None:
+                return UNDECIDED, None, self.why(f"Lambda(t)/{scale}", ratio)
         bounded = self.bounded()
         if bounded is None:
             return UNDECIDED, None, self.why("Lambda(t)", None, "bounded or not")
