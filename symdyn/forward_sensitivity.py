@@ -35,7 +35,7 @@ import sympy as sp
 
 from .checks import check_attention
 from .compile import StableSystem, epsilon, stabilize, stable_system
-from .registry import NUMERIC_MODULES, Scheme, SchemeLike, phase_branches
+from .registry import Scheme, SchemeLike, lambdify_phases
 from .registry import scheme as get_scheme
 from .symbols import beta, n, r
 
@@ -141,10 +141,8 @@ def _sensitivity(s: Scheme, attention: str, wrt: tuple) -> Sensitivity:
 
 @lru_cache(maxsize=128)
 def _lambdify(sens: Sensitivity, module: str):
-    """Per phase, one function of all entries with common subexpressions
-    shared (``cse=True``): the entries repeat the stable system's terms."""
+    """Per phase, one function of all entries (they repeat the stable system's
+    terms, so common subexpressions are computed once)."""
     exprs = list(sens.jacobian) + [e for pair in sens.forcing for e in pair]
-    modules = NUMERIC_MODULES if module == "numpy" else module
-    branches = [phase_branches(e, sens.system.breakpoints) for e in exprs]
-    return [sp.lambdify(sens.system.args, list(phase), modules, cse=True)
-            for phase in zip(*branches, strict=True)]
+    return lambdify_phases(sens.system.args, exprs, sens.system.breakpoints, module,
+                           together=True)

@@ -543,11 +543,17 @@ def _numeric_laws(s: Scheme):
     return lambdify_phases(args, (s.speed, s.radial), s.breakpoints)
 
 
-def lambdify_phases(args, exprs, breakpoints, module: str = "numpy") -> list[tuple]:
+def lambdify_phases(args, exprs, breakpoints, module: str = "numpy", *,
+                    together: bool = False) -> list:
     """Per phase (see :func:`phase_branches`), ``exprs`` compiled as functions of
-    ``args``: floats against scipy and numpy, or ``module="mpmath"``."""
+    ``args``: floats against scipy and numpy, or ``module="mpmath"``. A tuple
+    of functions per phase; with ``together``, one function per phase that
+    returns the list of values, common subexpressions computed once."""
     modules = NUMERIC_MODULES if module == "numpy" else module
     branches = [phase_branches(e, breakpoints) for e in exprs]
+    if together:
+        return [sp.lambdify(args, list(phase), modules, cse=True)
+                for phase in zip(*branches, strict=True)]
     return [tuple(sp.lambdify(args, e, modules) for e in phase)
             for phase in zip(*branches, strict=True)]
 
