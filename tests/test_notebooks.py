@@ -23,3 +23,7 @@ def test_notebook_runs(path):
     NotebookClient(book, timeout=120, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     assert time.perf_counter() - t0 < 120
+    outputs = [o for c in book.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert images, "every notebook shows at least one plot inline"
