@@ -1,7 +1,8 @@
 """The ``symdyn`` command line.
 
-Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``verify``,
-``figures``, ``phase-diagram``, ``report``. Bad input prints one line to stderr
+Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``simulate SCHEME``,
+``verify``, ``figures``, ``phase-diagram``, ``report``; ``--version``. Also
+``python -m symdyn``. Bad input prints one line to stderr
 and exits with status 2; ``verify`` exits with status 1 when a claim FAILs.
 """
 
@@ -17,7 +18,8 @@ import warnings
 import mpmath
 import numpy as np
 
-from .checks import ATTENTIONS, finite_array, writable_path
+from . import __version__
+from .checks import ATTENTIONS, finite_array, integer, writable_path
 from .figures import write_figures, write_phase_diagrams
 from .registry import custom_scheme, scheme, schemes
 from .report import build as build_report
@@ -47,6 +49,7 @@ def _scheme_arguments(p):
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="symdyn", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"symdyn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("schemes", help="list the built-in schemes")
 
@@ -56,19 +59,38 @@ def _build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("solve", help="solve the reduced ODE from an equiangular start")
     _scheme_arguments(s)
-    s.add_argument("--n", type=float, required=True, help="number of tokens (>= 2)")
-    s.add_argument("--beta", type=float, required=True, help="inverse temperature")
-    s.add_argument("--gamma0", type=float, required=True, help="starting cosine")
+    s.add_argument("--n", type=float, nargs="+", required=True,
+                   help="number of tokens (>= 2); several values: one block each")
+    s.add_argument("--beta", type=float, nargs="+", required=True, help="inverse temperature")
+    s.add_argument("--gamma0", type=float, nargs="+", required=True, help="starting cosine")
     s.add_argument("--r0", type=float, default=1.0, help="starting token norm")
     s.add_argument("--t-max", type=float, required=True, help="last time (> 0)")
     s.add_argument("--points", type=int, default=11, help="output times (>= 2)")
+    s.add_argument("--log", action="store_true",
+                   help="log-spaced times from 1e-4 t_max (after t = 0)")
     s.add_argument("--format", default="csv", choices=("csv", "json"))
     s.add_argument("--dps", type=int, help="solve with mpmath at this many digits")
 
     v = sub.add_parser("verify", help="check the paper's claims (proofs_check)")
     v.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
-    v.add_argument("--only", nargs="+", metavar="NAME", help="run only these checks")
+    v.add_argument("--only", nargs="+", metavar="NAME",
+                   help=f"run only these checks: {', '.join(_check_names())}")
     v.add_argument("--json", metavar="FILE", help="write every result as JSON")
+
+    m = sub.add_parser("simulate", help="simulate the n-particle system: a table "
+                       "(mean over seeds) and, with --plot, a figure")
+    _scheme_arguments(m)
+    m.add_argument("--n", type=int, default=16, help="number of tokens")
+    m.add_argument("--d", type=int, default=16, help="dimension")
+    m.add_argument("--beta", type=float, default=1.0, help="inverse temperature")
+    m.add_argument("--init", default="sphere", choices=("sphere", "gaussian", "equiangular"))
+    m.add_argument("--gamma0", type=float, default=0.0, help="equiangular: starting cosine")
+    m.add_argument("--weights", default="identity", choices=("identity", "kaiming"))
+    m.add_argument("--step", type=float, help="layer step h (default: continuous)")
+    m.add_argument("--seeds", type=int, default=4, help="random starts (a batch)")
+    m.add_argument("--t-max", type=float, default=10.0, help="last time (> 0)")
+    m.add_argument("--points", type=int, default=11, help="output times (>= 2)")
+    m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf)")
 
     f = sub.add_parser("figures", help="regenerate the paper's Figures 2-5 (PNG, SVG)")
     f.add_argument("--out", default="figures", help="output folder")
@@ -133,26 +155,79 @@ _COLUMNS = ("t", "gamma", "epsilon", "log_epsilon", "gamma_dot", "r")
 _MAX_POINTS = 10**6     # rows of text a solve prints
 
 
-def _solve(args) -> str:
+def _times(args):
     t_max = float(finite_array(args.t_max, "--t-max", 0.0, low_open=True))
     if not 2 <= args.points <= _MAX_POINTS:
         raise ValueError(f"--points must be an integer in [2, {_MAX_POINTS}], "
                          f"got {args.points}")
-    times = np.linspace(0.0, t_max, args.points)
-    tr = solve(_scheme_from(args), n=args.n, beta=args.beta, gamma0=args.gamma0,
-               r0=args.r0, t=times, attention=args.attention, dps=args.dps)
+    if getattr(args, "log", False):
+        return np.concatenate([[0.0], np.geomspace(1e-4 * t_max, t_max, args.points - 1)])
+    return np.linspace(0.0, t_max, args.points)
+
+
+def _solve(args) -> str:
+    times = _times(args)
+    grid = [(n, b, g) for n in args.n for b in args.beta for g in args.gamma0]
+    if len(grid) > _MAX_POINTS // len(times):
+        raise ValueError(f"--n, --beta, --gamma0: {len(grid)} combinations of "
+                         f"{len(times)} times are too many rows")
+    nn, bb, gg = (np.array(x) for x in zip(*grid, strict=True))
+    tr = solve(_scheme_from(args), n=nn, beta=bb, gamma0=gg, r0=args.r0, t=times,
+               attention=args.attention, dps=args.dps)
     digits = args.dps or 17
 
     def text(x):
         return mpmath.nstr(x, digits) if isinstance(x, mpmath.mpf) else repr(float(x))
 
-    rows = [[text(tr.t[k])] + [text(getattr(tr, c)[k]) for c in _COLUMNS[1:]]
-            for k in range(len(times))]
+    several = len(grid) > 1      # then each row starts with its parameters
+    head = (["n", "beta", "gamma0"] if several else []) + list(_COLUMNS)
+    rows = [([text(nn[m]), text(bb[m]), text(gg[m])] if several else [])
+            + [text(tr.t[k])] + [text(getattr(tr, c)[m, k]) for c in _COLUMNS[1:]]
+            for m in range(len(grid)) for k in range(len(times))]
     if args.format == "json":
-        return json.dumps({"scheme": tr_name(args), "n": args.n, "beta": args.beta,
-                           "gamma0": args.gamma0, "r0": args.r0,
-                           "columns": list(_COLUMNS), "rows": rows}, indent=1)
-    return "\n".join([",".join(_COLUMNS)] + [",".join(row) for row in rows])
+        def value(v):
+            return v if several else v[0]
+        return json.dumps({"scheme": tr_name(args), "n": value(args.n),
+                           "beta": value(args.beta), "gamma0": value(args.gamma0),
+                           "r0": args.r0, "columns": head, "rows": rows}, indent=1)
+    return "\n".join([",".join(head)] + [",".join(row) for row in rows])
+
+
+def _simulate(args) -> str:
+    from . import init, weights
+    from .particles import simulate
+
+    times = _times(args)
+    n, d, seeds = (integer(getattr(args, k), f"--{k}", low)
+                   for k, low in (("n", 2), ("d", 1), ("seeds", 1)))
+    if args.init == "equiangular":
+        X0 = init.equiangular(n, d, args.gamma0, batch=seeds, seed=0)
+    elif args.init == "gaussian":
+        X0 = init.gaussian(n, d, scale=d**-0.5, batch=seeds, seed=0)
+    else:
+        X0 = init.sphere(n, d, batch=seeds, seed=0)
+    w = weights.kaiming(d, seed=0) if args.weights == "kaiming" else None
+    s = _scheme_from(args)
+    sim = simulate(s, X0, beta=args.beta, t=times, weights=w, step=args.step,
+                   attention=args.attention)
+    if args.plot:
+        from .plot import save, simulation
+
+        save(simulation(sim, scheme=s).figure, args.plot)
+    cols = ("t", "gamma_mean", "gamma_min", "gamma_max", "min_cosine", "clusters_mean")
+    g = sim.gamma
+    rows = [[repr(float(times[k])), repr(float(g[:, k].mean())), repr(float(g[:, k].min())),
+             repr(float(g[:, k].max())), repr(float(sim.min_cosine[:, k].min())),
+             repr(float(sim.clusters[:, k].mean()))] for k in range(len(times))]
+    return "\n".join([",".join(cols)] + [",".join(r) for r in rows])
+
+
+def _check_names() -> list[str]:
+    try:
+        import proofs_check
+    except ImportError:              # symdyn without its claims package
+        return []
+    return list(proofs_check.CHECKS)
 
 
 def tr_name(args) -> str:
@@ -200,7 +275,7 @@ _ADDRESS = re.compile(r"^([a-z]+://)?[^\s:/]+:\d{1,5}$")
 
 def _outputs(args) -> None:
     """Check every output path before any work starts."""
-    for option, folder in (("out", True), ("cache", True), ("json", False)):
+    for option, folder in (("out", True), ("cache", True), ("json", False), ("plot", False)):
         path = getattr(args, option, None)
         if path is not None:
             writable_path(path, f"--{option}", folder=folder)
@@ -257,6 +332,8 @@ def _run(args) -> int:
         print(_derive(args))
     elif args.command == "solve":
         print(_solve(args))
+    elif args.command == "simulate":
+        print(_simulate(args))
     elif args.command == "verify":
         import proofs_check.__main__ as pc
 

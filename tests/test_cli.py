@@ -128,3 +128,46 @@ def test_solve_bad_input_one_line_exit_2(argv, culprit):
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and culprit in lines[0], proc.stderr
+
+
+def test_version_and_python_dash_m():
+    import subprocess
+    import sys
+
+    import symdyn as sd
+
+    out = subprocess.run([sys.executable, "-m", "symdyn", "--version"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and out.stdout.strip() == f"symdyn {sd.__version__}"
+
+
+def test_solve_several_values_and_log_times(capsys):
+    import numpy as np
+
+    import symdyn as sd
+
+    assert main(["solve", "post-ln", "--n", "8", "16", "--beta", "1", "--gamma0", "0",
+                 "--t-max", "10", "--points", "3", "--log"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("n,beta,gamma0,t,gamma") and len(lines) == 1 + 2 * 3
+    row = [float(x) for x in lines[-1].split(",")]
+    assert row[:4] == [16.0, 1.0, 0.0, 10.0]
+    assert [float(x.split(",")[3]) for x in lines[1:4]] == [0.0, 1e-3, 10.0]
+    tr = sd.solve("post-ln", n=16, beta=1.0, gamma0=0.0, t=[0.0, 1e-3, 10.0])
+    assert np.isclose(row[6], tr.log_epsilon[-1], rtol=0, atol=0)
+
+
+def test_simulate_table_and_plot(tmp_path, capsys):
+    import symdyn as sd
+
+    plot = tmp_path / "sim.png"
+    assert main(["simulate", "post-ln", "--n", "6", "--d", "6", "--init", "equiangular",
+                 "--seeds", "2", "--t-max", "2", "--points", "3", "--plot", str(plot)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "t,gamma_mean,gamma_min,gamma_max,min_cosine,clusters_mean"
+    gamma_2 = float(lines[-1].split(",")[1])
+    tr = sd.solve("post-ln", n=6, beta=1.0, gamma0=0.0, t=[2.0])
+    assert abs(gamma_2 - tr.gamma[-1]) < 1e-8          # equiangular: the reduced ODE
+    assert plot.stat().st_size > 5000
+    assert main(["simulate", "post-ln", "--n", "1"]) == 2
+    assert "--n" in capsys.readouterr().err
