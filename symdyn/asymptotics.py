@@ -240,6 +240,13 @@ class Terminal:
     Lambda : sympy.Expr
         The exact :math:`\\Lambda(t) = \\int_0^t \\lambda`, closed form or
         ``Integral``.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> term = sd.terminal("sqrt-scaling")
+    >>> term.law, term.epsilon
+    ('stretched-exponential', C*exp(-4*sqrt(t)))
     """
 
     law: str

@@ -54,6 +54,13 @@ class Reduction:
         :math:`|\\dot\\theta_k|`.
     beta : sympy.Expr
         The inverse temperature used (the symbol ``beta`` unless given).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> red = sd.reduce("pre-ln")
+    >>> red.r_dot.has(sd.symbols.gamma), red.at(gamma=1).gamma_dot
+    (True, 0)
     """
 
     scheme: Scheme

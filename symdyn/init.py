@@ -56,7 +56,16 @@ def equiangular(n: int, d: int, gamma0: float, r0: float = 1.0, batch=None,
 
 
 def sphere(n: int, d: int, batch=None, seed=None) -> np.ndarray:
-    """Independent uniform points on the unit sphere of ``R^d``."""
+    """Independent uniform points on the unit sphere of ``R^d``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import symdyn as sd
+    >>> X = sd.init.sphere(8, 3, batch=2, seed=0)
+    >>> X.shape, bool(np.allclose(np.linalg.norm(X, axis=-1), 1))
+    ((2, 8, 3), True)
+    """
     shape = _check(n, d, batch, "sphere")
     X = rng(seed).standard_normal(shape + (n, d))
     return X / np.linalg.norm(X, axis=-1, keepdims=True)
@@ -64,7 +73,16 @@ def sphere(n: int, d: int, batch=None, seed=None) -> np.ndarray:
 
 def gaussian(n: int, d: int, scale: float = 1.0, batch=None, seed=None) -> np.ndarray:
     """Independent ``N(0, scale^2 I_d)`` tokens (``scale = 1``: Theorem 3.1's start;
-    ``scale = 1/sqrt(d)``: norms near 1)."""
+    ``scale = 1/sqrt(d)``: norms near 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import symdyn as sd
+    >>> X = sd.init.gaussian(1000, 64, scale=64**-0.5, seed=0)
+    >>> round(float(np.linalg.norm(X, axis=-1).mean()), 1)
+    1.0
+    """
     shape = _check(n, d, batch, "gaussian")
     scale = number(scale, "scale", 0, low_open=True)
     return scale * rng(seed).standard_normal(shape + (n, d))

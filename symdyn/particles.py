@@ -77,6 +77,14 @@ class Simulation:
         Token speeds :math:`|\\dot\\theta_k|` of the continuous field.
     X : ndarray batch + (K, n, d) or None
         Tokens, only with ``save_x=True``.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> sim = sd.simulate("post-ln", sd.init.sphere(6, 3, batch=2, seed=0), beta=1.0,
+    ...                   t=[0.0, 50.0])
+    >>> sim.gamma.shape, sim.clusters[:, -1].tolist()       # one cluster each
+    ((2, 2), [1, 1])
     """
 
     t: np.ndarray

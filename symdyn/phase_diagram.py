@@ -127,6 +127,15 @@ def phase_diagram(schemes=("post-ln",), d=(8, 128, 1024), beta=None, t=None, n=3
     ``beta`` defaults to ``0, 1, ..., 9``; ``t`` to 41 times from 0.1 to 1000
     (logarithmic) after 0. ``sweep_options`` go to :func:`~symdyn.sweeps.sweep`
     (``executor``, ``workers``, ``scheduler``, ``cache``, ``progress``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from symdyn.phase_diagram import phase_diagram
+    >>> dg, table = phase_diagram(["post-ln"], d=[4], beta=[0.0, 2.0], n=8, seeds=2,
+    ...                           t=np.array([0.0, 1.0, 10.0, 100.0]), executor="serial")
+    >>> dg["post-ln"].linked[0].shape, len(table)            # (beta, t); rows
+    ((2, 4), 16)
     """
 
     schemes = listed(schemes)

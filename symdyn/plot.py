@@ -56,7 +56,16 @@ PAPER = {
 
 @contextmanager
 def paper_style():
-    """``with paper_style(): ...``: :data:`PAPER` for the figures made inside."""
+    """``with paper_style(): ...``: :data:`PAPER` for the figures made inside.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> import symdyn as sd
+    >>> with sd.plot.paper_style():
+    ...     float(matplotlib.rcParams["savefig.dpi"])
+    300.0
+    """
     import matplotlib
 
     with matplotlib.rc_context(PAPER):
@@ -122,6 +131,14 @@ def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = Non
     or ``"phase"`` (:math:`\\dot\\gamma` against :math:`1-\\gamma`, log-log:
     a terminal law is a straight line there). ``scheme`` gives the style;
     ``kwargs`` go to ``ax.plot``. Returns the Axes.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0, 10.0, 100.0])
+    >>> ax = sd.plot.trajectory(tr, "epsilon", scheme="post-ln")
+    >>> ax.get_yscale(), float(ax.get_lines()[0].get_ydata()[-1]) < 1e-80
+    ('log', True)
     """
     fig, ax = _axes(ax)
     opts = {**(style(scheme) if scheme is not None else {}), **kwargs}
@@ -195,7 +212,18 @@ def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = N
     ``epsilon``, ``gamma_dot``): (a) :math:`1-\gamma(t)` and (b)
     :math:`\dot\gamma(t)` in log time, (c) the phase plot :math:`\dot\gamma`
     against :math:`1-\gamma` (log-log, where each terminal law is a line).
-    The axes stop at ``level / 100``; one legend, outside. Returns the Figure."""
+    The axes stop at ``level / 100``; one legend, outside. Returns the Figure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import symdyn as sd
+    >>> t = np.geomspace(0.01, 100, 50)
+    >>> fig = sd.plot.triptych({s: sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=t)
+    ...                         for s in ("post-ln", "peri-ln")})
+    >>> len(fig.axes), len(fig.legends)
+    (3, 1)
+    """
     if axes is None:
         import matplotlib.pyplot as plt
 
@@ -233,7 +261,17 @@ def legend(fig, ax, **kwargs):
 
 def bands(data: dict, ax=None, quantiles=(0.05, 0.95)):
     """Mean :math:`\\gamma(t)` and a quantile band over the seeds per scheme,
-    from a :func:`symdyn.figures.figure4_data` dict (its ``runs``)."""
+    from a :func:`symdyn.figures.figure4_data` dict (its ``runs``).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> from symdyn.figures import figure4_data
+    >>> data = figure4_data(d=8, n=4, seeds=3, t_max=2.0, points=5, schemes_=["post-ln"])
+    >>> ax = sd.plot.bands(data)
+    >>> len(ax.get_lines()), len(ax.collections)             # the mean, the band
+    (1, 1)
+    """
     fig, ax = _axes(ax)
     t = data["t"]
     for name, c in data["curves"].items():
@@ -249,7 +287,17 @@ def bands(data: dict, ax=None, quantiles=(0.05, 0.95)):
 
 def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 0.95)):
     """:math:`\\gamma(t)` of a :class:`~symdyn.particles.Simulation`: the mean over
-    its batch and, with several members, a quantile band."""
+    its batch and, with several members, a quantile band.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> sim = sd.simulate("post-ln", sd.init.sphere(6, 3, batch=4, seed=0), beta=1.0,
+    ...                   t=[0.0, 1.0, 2.0])
+    >>> ax = sd.plot.simulation(sim, scheme="post-ln")
+    >>> ax.get_lines()[0].get_color()
+    '#0072B2'
+    """
     fig, ax = _axes(ax)
     st = style(scheme) if scheme is not None else {}
     g = np.asarray(sim.gamma, dtype=float).reshape(-1, len(sim.t))
@@ -262,7 +310,17 @@ def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 
 
 
 def save(fig, path, dpi: int = 300) -> Path:
-    """Write ``fig`` to ``path`` (``.png``, ``.svg`` or ``.pdf``), tight, at ``dpi``."""
+    """Write ``fig`` to ``path`` (``.png``, ``.svg`` or ``.pdf``), tight, at ``dpi``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import symdyn as sd
+    >>> fig = sd.plot.compare(["post-ln"], n=8)
+    >>> path = sd.plot.save(fig, pathlib.Path(tempfile.mkdtemp()) / "post-ln.pdf")
+    >>> path.suffix, path.stat().st_size > 1000
+    ('.pdf', True)
+    """
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise ValueError(f"path: expected a .png, .svg or .pdf file name, got {str(path)!r}")

@@ -70,6 +70,13 @@ class Scheme:
         Free parameters as ``(symbol, default)`` pairs: the symbols stay in
         the laws (and in everything derived from them); numbers are given
         when solving or simulating (see :func:`free_parameters`, :meth:`bind`).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> s = sd.scheme("peri-ln")
+    >>> s.speed, s.radial, s.starts_on_sphere
+    (A_norm*r, a/A_norm, False)
     """
 
     name: str

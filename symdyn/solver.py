@@ -56,6 +56,13 @@ class Trajectory:
     sensitivities : dict of str to ndarray, or None
         :math:`\\partial\\gamma/\\partial q` at the output times, shape batch +
         (K,), for each ``q`` asked for (``solve(..., sensitivities=...)``).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> tr = sd.solve("ngpt", n=[8, 32], beta=1.0, gamma0=0.0, t=[1.0, 2.0])
+    >>> tr.gamma.shape, tr.n.tolist()
+    ((2, 2), [8.0, 32.0])
     """
 
     t: np.ndarray

@@ -55,7 +55,15 @@ def _check(d, heads, layers, matrices):
 
 
 def identity(d: int, heads: int = 1) -> Weights:
-    """``Q = K = V = I_d`` (Theorem 3.1's setting)."""
+    """``Q = K = V = I_d`` (Theorem 3.1's setting).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> w = sd.weights.identity(4, heads=2)
+    >>> w.Q.shape, w.identity
+    ((1, 2, 4, 4), True)
+    """
     L = _check(d, heads, None, 2)     # np.eye(d) and its copies
     eye = np.broadcast_to(np.eye(d), (L, heads, d, d)).copy()
     return Weights(eye, eye, eye, identity=True)
@@ -65,6 +73,13 @@ def kaiming(d: int, heads: int = 1, layers=None, seed=None, std=None) -> Weights
     """Kaiming-normal weights: independent ``N(0, std^2)`` entries, ``std = 1/sqrt(d)``.
 
     ``layers=None`` draws one set (tied); ``layers=L`` draws ``L`` (untied).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> w = sd.weights.kaiming(64, heads=4, layers=8, seed=0)
+    >>> w.Q.shape, round(float(w.Q.std() * 8), 1)        # std = 1/sqrt(d) = 1/8
+    ((8, 4, 64, 64), 1.0)
     """
     L = _check(d, heads, layers, 4)   # Q, K, V and one draw in flight
     std = 1 / np.sqrt(d) if std is None else number(std, "std", 0, low_open=True)
