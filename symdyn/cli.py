@@ -94,7 +94,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("figures", help="regenerate the paper's Figures 2-5 (PNG, SVG)")
     f.add_argument("--out", default="figures", help="output folder")
-    f.add_argument("--quick", action="store_true", help="d = 128 and fewer seeds")
+    f.add_argument("--quick", action="store_true", help="d = 64 and fewer seeds")
+    f.add_argument("--schemes", nargs="+", metavar="SCHEME",
+                   help="instead of the six built-ins: names, or custom schemes as "
+                        "NAME=SPEED or NAME=SPEED;RADIAL (e.g. 'mine=r*A_norm**2;a')")
 
     pd = sub.add_parser("phase-diagram", help="the clustering phase diagram against the "
                         "equiangular prediction (sweeps on local cores or Dask)")
@@ -139,6 +142,18 @@ def _scheme_from(args):
     if args.t_switch is not None:
         params["t_switch"] = args.t_switch
     return scheme(args.scheme, **params)
+
+
+def _scheme_spec(text: str):
+    """``--schemes`` items: a built-in name, or ``NAME=SPEED[;RADIAL]`` (parsed
+    by the safe parser, like ``derive custom``)."""
+    if "=" not in text:
+        return scheme(text)
+    name, _, laws = text.partition("=")
+    speed, _, radial = laws.partition(";")
+    if not name or not speed:
+        raise ValueError(f"--schemes: expected NAME or NAME=SPEED[;RADIAL], got {text!r}")
+    return custom_scheme(name, speed, radial or None)
 
 
 def _derive(args) -> str:
@@ -342,7 +357,9 @@ def _run(args) -> int:
             (["--json", args.json] if args.json else [])
         return pc.main(argv)
     elif args.command == "figures":
-        result = write_figures(args.out, quick=args.quick, progress=_progress)
+        result = write_figures(args.out, quick=args.quick, progress=_progress,
+                               schemes_=None if args.schemes is None
+                               else [_scheme_spec(x) for x in args.schemes])
         for paths in result["files"].values():
             print("\n".join(str(p) for p in paths))
     elif args.command == "phase-diagram":

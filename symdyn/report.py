@@ -114,9 +114,10 @@ def figure_section(result: dict, folder: str) -> str:
     rows = [[c.text, "yes" if c.holds else "**no**",
              ", ".join(f"{k} {v:.3g}" for k, v in c.numbers.items())]
             for c in claims.values()]
-    lines += ["What the captions claim, checked on the data:", "",
-              markdown_table(["claim", "holds here", "numbers"], rows).rstrip("\n")]
-    if not claims["fig2-last"].holds:
+    if rows:
+        lines += ["What the captions claim, checked on the data:", "",
+                  markdown_table(["claim", "holds here", "numbers"], rows).rstrip("\n")]
+    if "fig2-last" in claims and not claims["fig2-last"].holds:
         lines += ["", "Where the claim does not hold here, the numbers say why: for "
                   "Figure 2 at gamma = 0.99, Mix-LN (Pre-LN after t_switch = 1) is "
                   "slower than Peri-LN in our model, so Peri-LN is not among the last "

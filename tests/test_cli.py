@@ -171,3 +171,19 @@ def test_simulate_table_and_plot(tmp_path, capsys):
     assert plot.stat().st_size > 5000
     assert main(["simulate", "post-ln", "--n", "1"]) == 2
     assert "--n" in capsys.readouterr().err
+
+
+def test_figures_with_custom_schemes(tmp_path, capsys, monkeypatch):
+    import symdyn.figures as F
+
+    small = F.figure4_data
+
+    def tiny(**kw):
+        kw.update(d=8, n=4, seeds=2, t_max=2.0, points=5)
+        return small(**kw)
+    monkeypatch.setattr(F, "figure4_data", tiny)
+    assert main(["figures", "--out", str(tmp_path), "--quick",
+                 "--schemes", "post-ln", "mine=r*A_norm**2;a"]) == 0
+    assert (tmp_path / "figure2.png").stat().st_size > 10_000
+    assert main(["figures", "--out", str(tmp_path), "--schemes", "=r"]) == 2
+    assert "--schemes" in capsys.readouterr().err
