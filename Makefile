@@ -50,7 +50,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 verify: $(STAMP)
-	$(BIN)/python -m proofs_check
+	$(BIN)/python -m symdyn.proofs_check
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/derive.py

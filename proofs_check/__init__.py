@@ -2,7 +2,7 @@
 
 One module per claim; each exposes ``check(quick=True, ...) -> Result`` with
 the statement, the parameters tried, an evidence table, the tolerance and a
-verdict (PASS or FAIL). Run them with ``python -m proofs_check`` or
+verdict (PASS or FAIL). Run them with ``python -m symdyn.proofs_check`` or
 ``symdyn verify``.
 """
 

@@ -1,4 +1,4 @@
-"""``python -m proofs_check [--quick] [--only NAME ...] [--json FILE]``.
+"""``python -m symdyn.proofs_check [--quick] [--only NAME ...] [--json FILE]``.
 
 Prints the verdict table; exit status 1 when any claim FAILs, 2 on bad input.
 """

@@ -239,7 +239,7 @@ def _simulate(args) -> str:
 
 def _check_names() -> list[str]:
     try:
-        import proofs_check
+        from symdyn import proofs_check
     except ImportError:              # symdyn without its claims package
         return []
     return list(proofs_check.CHECKS)
@@ -261,10 +261,11 @@ def _phase_diagram(args) -> str:
 
 
 def _verdicts(progress) -> str:
-    import proofs_check
+    from symdyn import proofs_check
 
     results = proofs_check.run(quick=True, progress=progress)
-    return "Run `python -m proofs_check` for the full grids.\n\n" + proofs_check.markdown(results)
+    return ("Run `python -m symdyn.proofs_check` for the full grids.\n\n"
+            + proofs_check.markdown(results))
 
 
 def parse_range(text, name="beta"):
@@ -350,7 +351,7 @@ def _run(args) -> int:
     elif args.command == "simulate":
         print(_simulate(args))
     elif args.command == "verify":
-        import proofs_check.__main__ as pc
+        import symdyn.proofs_check.__main__ as pc
 
         argv = (["--quick"] if args.quick else []) + \
             (["--only", *args.only] if args.only else []) + \

@@ -62,7 +62,7 @@ def test_verify_runs_proofs_check(tmp_path):
 
 
 def test_report_sections_carry_the_verdicts(tmp_path):
-    import proofs_check
+    from symdyn import proofs_check
     from symdyn.report import write_report
 
     results = proofs_check.run(quick=True, only=["published"])

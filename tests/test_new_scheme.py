@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from proofs_check import clustering, general_starts, symmetric, terminal_velocity
+from symdyn.proofs_check import clustering, general_starts, symmetric, terminal_velocity
 from symdyn.registry import _REGISTRY, LayerRule, Scheme, unit
 from symdyn.symbols import C, t
 

@@ -5,9 +5,9 @@ import json
 import pytest
 import sympy as sp
 
-import proofs_check
 import symdyn as sd
-from proofs_check import (
+import symdyn.proofs_check as proofs_check
+from symdyn.proofs_check import (
     clustering,
     general_starts,
     initial_velocity,
@@ -16,8 +16,8 @@ from proofs_check import (
     symmetric,
     terminal_velocity,
 )
-from proofs_check.__main__ import main as proofs_main
-from proofs_check.result import Result
+from symdyn.proofs_check.__main__ import main as proofs_main
+from symdyn.proofs_check.result import Result
 from symdyn.symbols import C, beta, gamma, n, t
 
 
