@@ -110,6 +110,12 @@ def sensitivity(scheme: SchemeLike, wrt=None, attention: str = "softmax") -> Sen
     (('c',), 1)
     """
     s = get_scheme(scheme)
+    return _sensitivity(s, check_attention(attention), parameter_names(s, wrt))
+
+
+def parameter_names(s: Scheme, wrt=None) -> tuple:
+    """``wrt`` checked against ``s``: distinct names among its free parameters
+    and :data:`STANDARD`; None means the free parameters, ``beta``, ``gamma0``."""
     names = [sym.name for sym in s.symbols]
     if wrt is None:
         wrt = tuple(names) + ("beta", "gamma0")
@@ -124,7 +130,7 @@ def sensitivity(scheme: SchemeLike, wrt=None, attention: str = "softmax") -> Sen
     if bad or not wrt or len(set(wrt)) != len(wrt):
         raise ValueError(f"wrt: expected distinct names among {', '.join(allowed)}, "
                          f"got {list(wrt)!r}")
-    return _sensitivity(s, check_attention(attention), wrt)
+    return wrt
 
 
 @lru_cache(maxsize=128)

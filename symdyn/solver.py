@@ -25,7 +25,7 @@ from .checks import check_attention, check_gamma0, finite_array, integer, output
 from .compile import stable_system
 from .display import summary_html, trajectory_rows
 from .extrapolation import integrate_mp
-from .forward_sensitivity import rates, sensitivity
+from .forward_sensitivity import parameter_names, rates, sensitivity
 from .integrate import integrate
 from .registry import Scheme
 from .registry import scheme as get_scheme
@@ -129,12 +129,11 @@ def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
 
 
 def _wrt(s: Scheme, sensitivities):
-    """The parameters of ``solve(..., sensitivities=...)``: None, or a tuple."""
+    """The parameters of ``solve(..., sensitivities=...)``: None, or a tuple
+    (names checked here, before anything is derived)."""
     if sensitivities is False or sensitivities is None:
         return None
-    if sensitivities is True:
-        return sensitivity(s).wrt
-    return sensitivity(s, wrt=sensitivities).wrt
+    return parameter_names(s, None if sensitivities is True else sensitivities)
 
 
 def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
