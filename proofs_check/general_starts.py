@@ -57,7 +57,9 @@ def _derived(name):
     """The derived law and exponent of an unpublished scheme, if fittable here."""
     term = sd.terminal(name)
     exponent = term.exponent[0] if isinstance(term.exponent, tuple) else term.exponent
-    fittable = exponent is not None and sp.sympify(exponent).is_number and (
+    numeric = (isinstance(exponent, sp.Basic) and exponent.is_number) or isinstance(
+        exponent, (int, float))
+    fittable = numeric and (
         term.law != "stretched-exponential" or term.epsilon.has(sp.sqrt(t)))
     return (term.law, float(exponent)) if fittable else (f"{term.law} (not fitted)", None)
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import sympy as sp
-from sympy.core.function import AppliedUndef
 
 from .checks import check_attention
 from .equiangular import reduce
@@ -141,11 +140,10 @@ def _stable_system(s: Scheme, attention: str) -> StableSystem:
 
 def _check_concrete(s: Scheme):
     """Only numbers, known functions and the scheme symbols compile."""
-    known = set(SCHEME_SYMBOLS.values()) | set(s.symbols)
     for law, expr in (("speed", s.speed), ("radial", s.radial)):
-        unknown = expr.atoms(AppliedUndef) | (expr.free_symbols - known)
+        unknown = s.undefined(expr)
         if unknown:
-            names = [k for k, v in s.params if sp.sympify(v).has(*unknown)] + [law]
+            names = s.holding(unknown) + [law]
             raise ValueError(f"{', '.join(names)}: the {law} law {expr} of {s.name} contains "
                              f"the undefined {', '.join(sorted(map(str, unknown)))}; the law "
                              f"must be concrete (numbers and {', '.join(SCHEME_SYMBOLS)}) "

@@ -35,7 +35,6 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
-from sympy.core.function import AppliedUndef
 
 from .attention import attention as _attention
 from .attention import of_weights
@@ -262,9 +261,9 @@ def _concrete(s):
     """Refuse laws numpy cannot evaluate: undefined functions (``alpha(t)``) or
     symbols other than t, r, a, A_norm, n, beta."""
     for name, law in (("speed", s.speed), ("radial", s.radial)):
-        loose = law.atoms(AppliedUndef) | (law.free_symbols - set(SCHEME_SYMBOLS.values()))
+        loose = s.undefined(law)
         if loose:
-            arg = next((k for k, v in s.params if sp.sympify(v).has(*loose)), name)
+            arg = next(iter(s.holding(loose)), name)
             raise ValueError(f"{arg}: the {name} law {law} of {s.name} has "
                              f"{', '.join(sorted(map(str, loose)))}; a law must be "
                              f"concrete to simulate (a formula in "

@@ -24,6 +24,7 @@ import mpmath
 import numpy as np
 import scipy.special
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from .expressions import CONSTANTS, FUNCTIONS, NUMERIC_MODULES, ExprLike, number, parse
 from .symbols import ALL_SYMBOLS, SCHEME_SYMBOLS, A_norm, a, r, t
@@ -153,6 +154,17 @@ class Scheme:
                        for k, v in self.params) + tuple((sym.name, v) for sym, v in sub.items())
         return Scheme(self.name, speed, self.radial.xreplace(sub), self.sphere_until,
                       params, self.layer)
+
+    def undefined(self, expr: sp.Expr) -> set:
+        """What keeps ``expr`` (one of this scheme's laws) from being evaluated:
+        undefined functions (``alpha(t)``) and symbols other than the model's
+        and this scheme's free parameters."""
+        known = set(SCHEME_SYMBOLS.values()) | set(self.symbols)
+        return expr.atoms(AppliedUndef) | (expr.free_symbols - known)
+
+    def holding(self, atoms) -> list[str]:
+        """The names of this scheme's parameters (``alpha``, ...) whose values contain ``atoms``."""
+        return [k for k, v in self.params if isinstance(v, sp.Basic) and v.has(*atoms)]
 
     def law_of_t(self, name: str) -> Callable[[float], float]:
         """A law of ``t`` alone (``"speed"`` or a parameter such as ``"alpha"``)
