@@ -19,13 +19,11 @@ import numpy as np
 from . import init, weights
 from .checks import integer, memory, number, writable_path
 from .curves import first_reach
-from .expressions import parse
 from .grid import ROW_BYTES
 from .particles import simulate
 from .phase_diagram import phase_diagram
 from .registry import NGPT_SCHEDULES, scheme, schemes
 from .solver import solve
-from .symbols import t as t_sym
 
 __all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
            "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",
@@ -183,13 +181,10 @@ def plot_figure3(data):
 
     fig, ax = plt.subplots(1, 2, figsize=(7.5, 2.9), layout="constrained")
     for c in data["curves"].values():
-        alpha = parse(c["alpha"], "alpha", {"t": t_sym})
-        st = {**style(scheme("ngpt", alpha=c["alpha"])),
-              "label": rf"$\alpha_t = {sp.latex(alpha)}$"}
-        trajectory(SimpleNamespace(t=data["t"], epsilon=c["epsilon"],
-                                   gamma_dot=c["gamma_dot"]), "gamma", ax=ax[0], **st)
-        trajectory(SimpleNamespace(t=data["t"], epsilon=c["epsilon"],
-                                   gamma_dot=c["gamma_dot"]), "epsilon", ax=ax[1], **st)
+        s = scheme("ngpt", alpha=c["alpha"])
+        st = {**style(s), "label": rf"$\alpha_t = {sp.latex(dict(s.params)['alpha'])}$"}
+        trajectory(_curve(data["t"], c), "gamma", ax=ax[0], **st)
+        trajectory(_curve(data["t"], c), "epsilon", ax=ax[1], **st)
     ax[0].set_title("(a) cosine similarity")
     ax[1].set_title(r"(b) $1-\gamma$ (the solver's precise value)")
     ax[1].set_ylim(max(np.min([c["epsilon"][-1] for c in data["curves"].values()]),
