@@ -390,7 +390,8 @@ def compare(objective: str, *, depth: float, n: float, beta: float, gamma0: floa
     """Designed nGPT families against the built-in schemes on one objective.
 
     Returns a ``pandas.DataFrame`` with one row per scheme: ``kind``
-    (``"designed"`` or ``"built-in"``), ``params`` (the designed values),
+    (``"designed"`` or ``"built-in"``), ``family`` (the :data:`ALPHA_FAMILIES`
+    name of a designed row; None), ``params`` (the designed values),
     ``value`` (``Design.value`` or :func:`evaluate`), ``gamma_L``,
     ``feasible`` (``speed``: :math:`\\gamma(L) \\le g`; else None) and
     ``success`` (of the design; built-ins: None).
@@ -416,12 +417,12 @@ def compare(objective: str, *, depth: float, n: float, beta: float, gamma0: floa
     for name in families:
         res = design(name, objective, check=False, **problem)
         gamma_L = float(res.trajectory.gamma[-1])
-        rows[f"ngpt ({name})"] = ("designed", res.params, res.value, gamma_L,
+        rows[f"ngpt ({name})"] = ("designed", name, res.params, res.value, gamma_L,
                                   feasible(gamma_L), res.success)
     for name in builtin_names() if schemes is None else schemes:
         value = evaluate(name, objective, **problem)
         gamma_L = float(solve(name, n=n, beta=beta, gamma0=gamma0, t=[depth],
                               attention=attention).gamma[-1])
-        rows[name] = ("built-in", {}, value, gamma_L, feasible(gamma_L), None)
+        rows[name] = ("built-in", None, {}, value, gamma_L, feasible(gamma_L), None)
     return pd.DataFrame.from_dict(rows, orient="index", columns=[
-        "kind", "params", "value", "gamma_L", "feasible", "success"])
+        "kind", "family", "params", "value", "gamma_L", "feasible", "success"])

@@ -205,7 +205,7 @@ def design_section(out: Path, folder: str) -> str:
         for name in schemes():
             trajectory(solve(name, t=grid, **kw), "gamma", ax=ax, scheme=name)
         for label, row in table[table.kind == "designed"].iterrows():
-            fam = alpha_family(label.split("(")[1].rstrip(")"), p["depth"])
+            fam = alpha_family(row.family, p["depth"])
             trajectory(solve(fam, t=grid, **kw, **row.params), "gamma", ax=ax,
                        **{**style(fam), "label": f"designed: {label}"}, lw=1.1)
         ax.axhline(p["target"], color="grey", lw=0.7)
