@@ -9,8 +9,11 @@ solve with the same tolerances would give, whatever else is in the batch.
 
 Procedure per sweep over the unfinished members:
 
-1. clip each step so it ends exactly on the member's next stop (an output
-   time or a breakpoint where the right-hand side has a kink);
+1. clip each step so it ends exactly on the member's next stop (a
+   breakpoint where the right-hand side has a kink, or the last output time);
+   output times in between cost no step: they are read from DOP853's
+   continuous extension (:func:`dense_coefficients`, :func:`interpolate`;
+   three more evaluations on a step that has outputs inside);
 2. take the 12-stage step (:func:`dop853_step`) and measure its error with
    the embedded 5th and 3rd order solutions (:func:`error_norm`); a step is
    accepted when :math:`\\mathrm{err} < 1` and every value is finite;
@@ -149,20 +152,18 @@ def step_factor(err, finite, after_rejection, predicted):
 
 @dataclass
 class _Stops:
-    """The times every member must land on: output times and breakpoints."""
+    """Where every member must end a step: the breakpoints and the last output
+    time. Output times in between cost no step (dense output)."""
 
     times: np.ndarray       # sorted stop times > 0
     is_break: np.ndarray
-    is_output: np.ndarray
-    out_index: np.ndarray   # index into t_out of each stop (if an output)
     breakpoints: np.ndarray
 
     @classmethod
     def build(cls, t_out, breakpoints):
         bps = np.array(sorted(b for b in breakpoints if 0 < b < t_out[-1]), dtype=float)
-        times = np.union1d(t_out[t_out > 0], bps)
-        return cls(times, np.isin(times, bps), np.isin(times, t_out),
-                   np.searchsorted(t_out, times), bps)
+        times = np.union1d(t_out[-1:][t_out[-1:] > 0], bps)
+        return cls(times, np.isin(times, bps), bps)
 
     def phase(self, t):
         """Number of breakpoints at or before ``t``."""
@@ -183,6 +184,36 @@ class _Output:
         for k in np.unique(k_out):
             sel = k_out == k
             self.record(int(k), members[sel], rows[sel])
+
+
+def dense_coefficients(f, t, y, h, y_new, args, K):
+    """The seven coefficient rows of DOP853's continuous extension on a step.
+
+    ``K`` holds the 13 stages of the step (``K[12] = f(t + h, y_new)``); the
+    three extra stages :math:`k_{13..15}` are evaluated into ``K[13:16]``.
+    With :math:`\\Delta = y_{new} - y`: :math:`F_0 = \\Delta`,
+    :math:`F_1 = h k_0 - \\Delta`, :math:`F_2 = 2\\Delta - h(k_{12} + k_0)`,
+    :math:`F_{3..6} = h \\sum_j D_{ij} k_j` (Hairer, Norsett & Wanner, II.6
+    and ``contd8``). Costs three evaluations of ``f``.
+    """
+    for j, c in enumerate(dop853.C_EXTRA):
+        s = _S + 1 + j
+        K[s] = f(t + c * h, y + h[:, None] * _combine(dop853.A_EXTRA[j, :s], K), *args)
+    delta = y_new - y
+    F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
+    F += [h[:, None] * _combine(row, K) for row in dop853.D]
+    return F
+
+
+def interpolate(F, y, x):
+    """The dense output at fraction ``x`` (shape ``(m,)``, in [0, 1]) of the step:
+    :math:`y + x(F_0 + (1-x)(F_1 + x(F_2 + (1-x)(F_3 + x(F_4 + (1-x)(F_5 + x F_6))))))`."""
+    x = x[:, None]
+    out = np.zeros_like(y)
+    for i, row in enumerate(reversed(F)):
+        out += row
+        out *= x if i % 2 == 0 else 1 - x
+    return out + y
 
 
 def _check(t_out, y0, rtol, atol):
@@ -239,8 +270,10 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     M, dim = y0.shape
     stops = _Stops.build(t_out, breakpoints)
     out = _Output(record, M, len(t_out), dim)
+    following = np.zeros(M, dtype=int)      # index of each member's next output
     if t_out[0] == 0:
-        out.save(np.arange(M), np.zeros(M, dtype=int), y0)
+        out.save(np.arange(M), following, y0)
+        following += 1
     t, y = np.zeros(M), y0.copy()
     fy = f(t, y, stops.phase(t), *args)
     h = initial_step(f, y, fy, (stops.phase(t),) + tuple(args), rtol, atol, t_out[-1])
@@ -249,7 +282,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     failed, rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
     last_err, last_h = np.zeros(M), np.ones(M)   # of the last full accepted step
     active = np.arange(M) if len(stops.times) else np.arange(0)
-    K = np.empty((_S + 1, M, dim))
+    K = np.empty((dop853.N_EXTENDED, M, dim))
     while active.size:
         ta, ya = t[active], y[active]
         arga = (stops.phase(ta),) + tuple(a[active] for a in args)
@@ -277,11 +310,13 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         last_err[full], last_h[full] = err[accept & ~clipped], step[accept & ~clipped]
 
         idx = active[accept]
+        nfev += _serve(f, t_out, out, following, project, accept, idx, ta, ya, step,
+                       t_new, y_new, arga, Ka)
         if project is not None and idx.size:
             y_new[accept] = project(y_new[accept])
         t[idx] = t_new[accept]
         y[idx], fy[idx] = y_new[accept], Ka[_S][accept]
-        nfev += _land(f, args, stops, out, idx[clipped[accept]], stop, t, y, fy, last_err)
+        nfev += _land(f, args, stops, idx[clipped[accept]], stop, t, y, fy, last_err)
         h[active] = new_h
         nsteps[active] += 1
         too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
@@ -298,14 +333,46 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     return BatchSolution(out.y, nfev, nsteps, True, "integration successful")
 
 
-def _land(f, args, stops, out, landed, stop, t, y, fy, last_err):
-    """Members ``landed`` on their next stop: save outputs, move on, and
-    restart the stages after a breakpoint. Returns the evaluations spent."""
+def _serve(f, t_out, out, following, project, accept, idx, ta, ya, step, t_new, y_new,
+           arga, Ka):
+    """Save the outputs that the accepted steps reach: ``y_new`` at an output
+    time the step ends on, the continuous extension strictly inside it.
+    Returns the evaluations spent (3 when some step has an output inside)."""
+    pos = np.flatnonzero(accept)
+    nxt = following[idx]
+    pending = nxt < len(t_out)
+    inside = pending & (t_out[np.minimum(nxt, len(t_out) - 1)] < t_new[pos])
+    nfev = 0
+    if inside.any():
+        p, m = pos[inside], idx[inside]
+        Kp = Ka[:, p]
+        with np.errstate(all="ignore"):
+            F = dense_coefficients(f, ta[p], ya[p], step[p], y_new[p],
+                                   tuple(a[p] for a in arga), Kp)
+        nfev = 3
+        first = following[m]
+        count = np.searchsorted(t_out, t_new[p], side="left") - first
+        row = np.repeat(np.arange(len(p)), count)           # one row per output
+        k = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
+        x = (t_out[k] - ta[p][row]) / step[p][row]
+        rows = interpolate([c[row] for c in F], ya[p][row], x)
+        out.save(m[row], k, rows if project is None else project(rows))
+        following[m] += count
+    nxt = following[idx]
+    ends = (nxt < len(t_out)) & (t_out[np.minimum(nxt, len(t_out) - 1)] == t_new[pos])
+    if ends.any():
+        rows = y_new[pos[ends]]
+        out.save(idx[ends], nxt[ends], rows if project is None else project(rows))
+        following[idx[ends]] += 1
+    return nfev
+
+
+def _land(f, args, stops, landed, stop, t, y, fy, last_err):
+    """Members ``landed`` on their next stop move on to the next one; after a
+    breakpoint the stages restart. Returns the evaluations spent."""
     if not landed.size:
         return 0
     k = stop[landed]
-    saved = landed[stops.is_output[k]]
-    out.save(saved, stops.out_index[k[stops.is_output[k]]], y[saved])
     stop[landed] += 1
     crossed = landed[stops.is_break[k]]
     if not crossed.size:

@@ -315,3 +315,62 @@ def test_scipy_dop853_slips_where_the_floor_holds():
     exact = _post_ln_log_epsilon(20.0, np.array(n), np.array(beta))
     assert abs(np.expm1(ref.y[0, -1] - exact)) > 1e-9
     assert _post_ln_error(np.array(n), np.array(beta)) < 1e-10
+
+
+# --------------------------------------------------------------------------
+# dense output: output times cost no steps
+# --------------------------------------------------------------------------
+
+def _dense_against_scipy(T=10.0, rtol=1e-8, atol=1e-10, k=2001):
+    """Our outputs at ``k`` times, scipy's DOP853 dense output at the same
+    times (the same steps, see the step-for-step test), and our evaluations."""
+    times = np.linspace(0.0, T, k)
+    sol = integ.integrate(lambda t, y, phase: _forced_pendulum(t[0], y[0])[None],
+                          times, [[1.0, 0.0]], rtol=rtol, atol=atol)
+    ref = solve_ivp(_forced_pendulum, (0.0, T), [1.0, 0.0], method="DOP853",
+                    rtol=rtol, atol=atol, dense_output=True)
+    return sol, ref.sol(times).T
+
+
+def test_dense_output_equals_scipys_continuous_extension():
+    sol, theirs = _dense_against_scipy()
+    assert sol.success
+    # the same polynomial on (nearly) the same steps: rounding apart, equal
+    assert np.allclose(sol.y[0], theirs, rtol=1e-9, atol=1e-12)
+    # and it is the solution: against a tight reference
+    times = np.linspace(0.0, 10.0, 2001)
+    tight = solve_ivp(_forced_pendulum, (0.0, 10.0), [1.0, 0.0], method="DOP853",
+                      rtol=1e-13, atol=1e-14, t_eval=times).y.T
+    assert np.abs(sol.y[0] - tight).max() < 1e-7
+
+
+def test_dense_output_test_sees_a_wrong_coefficient(monkeypatch):
+    D = dop853.D.copy()
+    D[2, 7] *= 1 + 1e-3
+    monkeypatch.setattr(dop853, "D", D)
+    sol, theirs = _dense_against_scipy()
+    assert not np.allclose(sol.y[0], theirs, rtol=1e-9, atol=1e-12)
+
+
+def test_output_times_cost_no_steps():
+    def run(k):
+        return integ.integrate(_rotation, np.linspace(0, 50, k), [[1.0, 0.0], [0.5, 0.5]],
+                               rtol=1e-10, atol=1e-12)
+    few, many = run(11), run(20_001)
+    assert np.array_equal(few.nsteps, many.nsteps)
+    assert many.nfev <= 2 * few.nfev
+    t = np.linspace(0, 50, 20_001)
+    exact = np.stack([np.cos(t), -np.sin(t)], axis=1)
+    assert np.abs(many.y[0] - exact).max() < 1e-8
+    # outputs on a step boundary and inside it agree with the few-output run
+    assert np.allclose(many.y[:, ::2000], few.y, rtol=0, atol=1e-9)
+
+
+def test_outputs_through_record_arrive_in_time_order():
+    seen = []
+    integ.integrate(_rotation, np.linspace(0, 20, 301), [[1.0, 0.0], [0.0, 1.0]],
+                    rtol=1e-9, atol=1e-12,
+                    record=lambda k, members, y: seen.extend((k, m) for m in members))
+    for m in (0, 1):
+        ks = [k for k, mm in seen if mm == m]
+        assert ks == list(range(301))
