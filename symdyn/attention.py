@@ -11,6 +11,11 @@ for the unnormalized baseline), head ``h`` scores
 with :math:`Z^h_k = \\sum_j w^h_{kj}` (softmax, computed after subtracting
 each row's maximum score, so no overflow at large ``beta``) or
 :math:`Z = n` (unnormalized kernel).
+
+Weighted tokens: with masses :math:`m_j` (a token of mass ``k`` stands for
+``k`` coincident tokens), :math:`w^h_{kj}` becomes :math:`m_j w^h_{kj}` and the
+unnormalized :math:`Z` stays the number of original tokens :math:`\\sum_j m_j`:
+exactly the attention of the tokens the masses stand for.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from .weights import Weights
 
 
 def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
-              identity: bool = False, out=None, work=None) -> np.ndarray:
+              identity: bool = False, out=None, work=None, mass=None) -> np.ndarray:
     """``A`` of shape ``(m, n, d)`` for inputs ``Y`` of shape ``(m, n, d)``.
 
     Parameters
@@ -36,12 +41,14 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
     out, work : arrays (m, n, d) and (m, n, n), optional
         Buffers for the result and the scores (reusing them spares the
         allocator; the result then lives in ``out``).
+    mass : array (m, n), optional
+        Token masses ``>= 0`` (default 1 each); a token of mass 0 is ignored.
     """
     b = np.asarray(beta, dtype=float).reshape(-1, 1, 1)
     if identity:
         S = np.matmul(Y, np.swapaxes(Y, -1, -2), out=work)
         S *= b
-        return _weigh(S, Y, attention, out)
+        return _weigh(S, Y, attention, out, mass)
     Q, K, V = qkv
     heads = Q.shape[0]
     A = np.zeros_like(Y)
@@ -51,14 +58,17 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         v = Y @ V[h].T
         S = q @ np.swapaxes(k, -1, -2)
         S *= b
-        A += _weigh(S, v, attention)
+        A += _weigh(S, v, attention, mass=mass)
     if heads > 1:
         A /= heads
     return A
 
 
-def _weigh(S, values, attention, out=None):
+def _weigh(S, values, attention, out=None, mass=None):
     if attention == "softmax":
+        if mass is not None:        # m_j e^{S_kj} = e^{S_kj + log m_j}; mass 0: -inf
+            with np.errstate(divide="ignore"):
+                S += np.log(mass)[:, None, :]
         S -= S.max(axis=-1, keepdims=True)
         np.exp(S, out=S)
         Z = S.sum(axis=-1, keepdims=True)
@@ -67,8 +77,12 @@ def _weigh(S, values, attention, out=None):
         return out
     with np.errstate(over="ignore"):
         np.exp(S, out=S)
+    n = S.shape[-1]
+    if mass is not None:
+        S *= mass[:, None, :]
+        n = mass.sum(axis=-1)[:, None, None]
     out = np.matmul(S, values, out=out)
-    out *= 1.0 / S.shape[-1]
+    out *= 1.0 / n
     return out
 
 

@@ -50,6 +50,7 @@ E3_WEIGHT = 0.01      # weight of the 3rd-order estimate in the error norm
 ESTIMATE_FLOOR = 0.1
 MIN_RELATIVE_STEP = 1e-14    # below 1e-14 * max(1, |t|) a member fails
 FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
+REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
 
 _S = dop853.N_STAGES
 
@@ -119,16 +120,18 @@ def dop853_step(f, t, y, fy, h, t_new, args, K):
     return y_new
 
 
-def error_norm(K, h, scale):
+def error_norm(K, h, scale, dims=None):
     """The DOP853 error of a step, 1 at the tolerance (Hairer's ``dop853.f``).
 
     With :math:`e_5 = \\sum_j e^{(5)}_j k_j / \\mathrm{scale}`, :math:`e_3`
-    alike: :math:`h\\,|e_5|^2 / \\sqrt{\\dim\\,(|e_5|^2 + 0.01\\,|e_3|^2)}`.
+    alike: :math:`h\\,|e_5|^2 / \\sqrt{\\dim\\,(|e_5|^2 + 0.01\\,|e_3|^2)}`;
+    ``dims`` (per member, default all components) counts the components that
+    move (frozen ones add nothing to the sums and are not averaged over).
     """
     e5 = _combine(dop853.E5, K) / scale
     e3 = _combine(dop853.E3, K) / scale
     n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)
-    denom = np.sqrt((n5 + E3_WEIGHT * n3) * scale.shape[1])
+    denom = np.sqrt((n5 + E3_WEIGHT * n3) * (scale.shape[1] if dims is None else dims))
     return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
 
 
@@ -228,7 +231,8 @@ def _check(t_out, y0, rtol, atol):
 
 
 def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
-              max_steps=200_000, project=None, record=None) -> BatchSolution:
+              max_steps=200_000, project=None, record=None,
+              refresh=None) -> BatchSolution:
     """Integrate ``dy/dt = f(t, y, phase, *args)`` from ``t = 0`` for every member.
 
     Parameters
@@ -257,6 +261,13 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     record : callable, optional
         ``record(k, members, y)`` receives the states of ``members`` at output
         time ``k`` instead of storing them (then ``BatchSolution.y`` is None).
+    refresh : callable, optional
+        ``refresh(members, y) -> (changed, dims)``, called for the members
+        that just completed :data:`REFRESH_STEPS` accepted steps: ``changed``
+        (bools) marks members whose right-hand side changed (the merging of
+        coincident particles: their first stage is evaluated anew and the
+        error prediction dropped), ``dims`` the number of components of each
+        member that still move (the error norm averages over them).
 
     Returns
     -------
@@ -283,6 +294,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     last_err, last_h = np.zeros(M), np.ones(M)   # of the last full accepted step
     active = np.arange(M) if len(stops.times) else np.arange(0)
     K = np.empty((dop853.N_EXTENDED, M, dim))
+    dims, accepted = np.full(M, dim), np.zeros(M, dtype=int)
     while active.size:
         ta, ya = t[active], y[active]
         arga = (stops.phase(ta),) + tuple(a[active] for a in args)
@@ -294,7 +306,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
             t_new = np.where(clipped, target, ta + step)
             y_new = dop853_step(f, ta, ya, fy[active], step, t_new, arga, Ka)
             scale = atol[active] + rtol * np.maximum(np.abs(ya), np.abs(y_new))
-            err = error_norm(Ka, step, scale)
+            err = error_norm(Ka, step, scale, dims[active])
             ratio = step / last_h[active]
             predicted = np.where(last_err[active] > 0,
                                  last_err[active] * ratio ** (-1 / ERROR_EXPONENT), 0.0)
@@ -317,6 +329,12 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         t[idx] = t_new[accept]
         y[idx], fy[idx] = y_new[accept], Ka[_S][accept]
         nfev += _land(f, args, stops, idx[clipped[accept]], stop, t, y, fy, last_err)
+        if refresh is not None:
+            accepted[idx] += 1
+            due = idx[accepted[idx] % REFRESH_STEPS == 0]
+            if due.size:
+                changed, dims[due] = refresh(due, y[due])
+                nfev += _restart(f, args, stops, due[changed], t, y, fy, last_err)
         h[active] = new_h
         nsteps[active] += 1
         too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
@@ -374,11 +392,15 @@ def _land(f, args, stops, landed, stop, t, y, fy, last_err):
         return 0
     k = stop[landed]
     stop[landed] += 1
-    crossed = landed[stops.is_break[k]]
-    if not crossed.size:
-        return 0
     # new phase: no first-same-as-last reuse, and no error prediction across it
-    fy[crossed] = f(t[crossed], y[crossed], stops.phase(t[crossed]),
-                    *(a[crossed] for a in args))
-    last_err[crossed] = 0.0
+    return _restart(f, args, stops, landed[stops.is_break[k]], t, y, fy, last_err)
+
+
+def _restart(f, args, stops, members, t, y, fy, last_err):
+    """A new right-hand side for ``members``: evaluate their first stage anew."""
+    if not members.size:
+        return 0
+    fy[members] = f(t[members], y[members], stops.phase(t[members]),
+                    *(a[members] for a in args))
+    last_err[members] = 0.0
     return 1

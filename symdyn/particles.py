@@ -36,6 +36,7 @@ import sympy as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
+from . import merging
 from .attention import attention as _attention
 from .attention import of_weights
 from .checks import check_attention, finite_array, memory, number, output_times, real_array
@@ -76,6 +77,9 @@ class Simulation:
         Token speeds :math:`|\\dot\\theta_k|` of the continuous field.
     X : ndarray batch + (K, n, d) or None
         Tokens, only with ``save_x=True``.
+    merged : int
+        Tokens merged into a coincident one over the whole batch
+        (:mod:`symdyn.merging`; continuous dynamics only).
 
     Examples
     --------
@@ -99,6 +103,7 @@ class Simulation:
     steps: int
     nfev: int
     message: str
+    merged: int = 0
 
     def _repr_html_(self) -> str:
         return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
@@ -137,10 +142,11 @@ class _Field:
     def phase_at(self, times, side="left"):
         return np.searchsorted(self.bps, times, side=side)
 
-    def __call__(self, tm, theta, rad, beta, phase, draw=None):
+    def __call__(self, tm, theta, rad, beta, phase, draw=None, mass=None):
         """Field of members that share ``phase``: arrays (m, ...).
 
-        ``draw`` picks the weights (default: the draw of the phase). The
+        ``draw`` picks the weights (default: the draw of the phase); ``mass``
+        (m, n) weighs merged tokens (:mod:`symdyn.merging`; mass 0 is frozen). The
         returned direction field lives in a reused buffer: valid until the
         next call. Tokens whose speed is not finite and > 0, or whose ``r``
         is not > 0, get a NaN field (a step through them is rejected), and
@@ -155,7 +161,7 @@ class _Field:
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
-        A = _attention(Y, beta, qkv, self.attention, ident, out=out, work=work)
+        A = _attention(Y, beta, qkv, self.attention, ident, out=out, work=work, mass=mass)
         a_k = np.einsum("mnd,mnd->mn", A, theta)
         norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
         speed, radial = self.laws[self.law_of_phase[phase]]
@@ -171,6 +177,9 @@ class _Field:
             self._note(bad, tm, s, rad, theta)
             A[bad] = np.nan
             rho = np.where(bad, np.nan, rho)
+        if mass is not None:
+            A[mass == 0] = 0.0
+            rho = np.where(mass == 0, 0.0, rho)
         return A, rho
 
     def _note(self, bad, tm, s, rad, theta):
@@ -184,13 +193,14 @@ class _Field:
             self.fault = (radial_fault(self.s, rad[m, k], tm[m]) if not rad[m, k] > 0
                           else speed_fault(self.s, s[m, k], tm[m]))
 
-    def grouped(self, tm, theta, rad, beta, phase, draw=None):
+    def grouped(self, tm, theta, rad, beta, phase, draw=None, mass=None):
         if np.all(phase == phase[0]):
-            return self(tm, theta, rad, beta, int(phase[0]), draw)
+            return self(tm, theta, rad, beta, int(phase[0]), draw, mass)
         dtheta, drho = np.empty_like(theta), np.empty_like(rad)
         for p in np.unique(phase):
             sel = phase == p
-            dtheta[sel], drho[sel] = self(tm[sel], theta[sel], rad[sel], beta[sel], int(p))
+            dtheta[sel], drho[sel] = self(tm[sel], theta[sel], rad[sel], beta[sel], int(p),
+                                          mass=None if mass is None else mass[sel])
         return dtheta, drho
 
 
@@ -208,16 +218,21 @@ class _Recorder:
         self.X = np.full((M, K, n, d), np.nan) if save_x else None
         self.threshold = threshold
 
-    def observe(self, field, k, members, tk, theta, rad, beta, draw, where):
+    def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None):
         """Record output ``k`` at time ``tk``: the speeds are the field's there.
 
-        A non-finite token or speed, or a law the field refused, is an
-        ``ArithmeticError`` (``where`` tells the reader what to change).
+        ``merged`` (a :class:`~symdyn.merging.Coalescence`): every original
+        token reports its representative's state and speed. A non-finite
+        token or speed, or a law the field refused, is an ``ArithmeticError``
+        (``where`` tells the reader what to change).
         """
         tm = np.full(len(members), tk)
         field.fault = None
-        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw)
+        mass = None if merged is None else merged.mass[members]
+        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass)
         speed = np.linalg.norm(dth, axis=-1)
+        if merged is not None:
+            theta, rad, speed = merged.expand(members, theta, rad, speed)
         if not (np.isfinite(theta).all() and np.isfinite(speed).all()):
             raise ArithmeticError("simulate: " + (field.fault or f"non-finite tokens or "
                                                                f"velocities at {where}"))
@@ -334,7 +349,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              weights: Weights | tuple | None = None, attention: str = "softmax",
              step: float | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
              save_x: bool = False, cluster_threshold: float = 0.999,
-             **params: float) -> Simulation:
+             merge: float | None = None, **params: float) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters
@@ -360,6 +375,11 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         Also return the tokens at the output times.
     cluster_threshold : float
         Cosine in ``[0, 1]`` at or above which two tokens are linked in ``clusters``.
+    merge : float, optional
+        Continuous dynamics: tokens within this distance (direction, and
+        relative norm) of each other become one weighted token
+        (:mod:`symdyn.merging`), in ``[0, 1e-6]``; 0 never merges. Default
+        ``100 rtol``: closer than the integration resolves them.
     **params : float
         Values of the scheme's free parameters (one number each; defaults
         where omitted): the run uses ``scheme.bind(**params)``.
@@ -392,6 +412,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     rtol, atol = (number(v, k, 0, 1, low_open=True, high_open=True)
                   for k, v in (("rtol", rtol), ("atol", atol)))
     threshold = number(cluster_threshold, "cluster_threshold", 0, 1)
+    merge = (merging.PER_RTOL * rtol if merge is None
+             else number(merge, "merge", 0, merging.LARGEST))
     if not isinstance(save_x, (bool, np.bool_)):
         raise ValueError(f"save_x must be True or False, got {save_x!r}")
     X, (M, n, d) = _shape(X0)
@@ -424,10 +446,11 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         w = identity(d)
     rec = _Recorder(M, n, theta.shape[-1], len(times), threshold, save_x)
     if step is None:
-        steps, nfev, msg = _continuous(s, w, attention, theta, rad, b, times, rtol, atol,
-                                       rec)
+        steps, nfev, msg, merged = _continuous(s, w, attention, theta, rad, b, times,
+                                               rtol, atol, rec, merge)
     else:
         steps, nfev, msg = _layers(s, w, attention, theta, rad, b, times, step, rec)
+        merged = 0
 
     if np.isnan(rec.gamma).any():      # never return a time that was not computed
         raise ArithmeticError(f"simulate: no result at t = {times[np.isnan(rec.gamma).any(0)]}")
@@ -438,14 +461,14 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
                       out(rec.clusters), out(rec.linked),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
-                      threshold, steps, nfev, msg)
+                      threshold, steps, nfev, msg, merged)
 
 
 # --------------------------------------------------------------------------
 # continuous dynamics
 # --------------------------------------------------------------------------
 
-def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec):
+def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge):
     M, n, d = theta.shape
     T = times[-1]
     period = None
@@ -464,9 +487,11 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec):
     def unpack(y):
         return y[:, :nd].reshape(-1, n, d), y[:, nd:]
 
-    def rhs(tm, y, phase, bk):
+    merged = merging.Coalescence(M, n, merge)
+
+    def rhs(tm, y, phase, bk, mk):
         th, rr = unpack(y)
-        dth, drr = field.grouped(tm, th, rr, bk, phase)
+        dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk)
         out = np.empty_like(y)
         out[:, :nd] = dth.reshape(len(y), nd)
         out[:, nd:] = 0.0 if on_sphere else drr
@@ -482,15 +507,20 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec):
     def record(k, members, y):
         th, rr = unpack(y)
         rec.observe(field, k, members, times[k], th, rr, beta[members], None,
-                    f"t = {times[k]:g}")
+                    f"t = {times[k]:g}", merged)
+
+    def refresh(members, y):
+        th, rr = unpack(y)
+        return merged.merge(members, th, rr), merged.live_dims(members, d + 1)
 
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
     with np.errstate(all="ignore"):
-        sol = integrate(rhs, times, y0, (beta,), rtol=rtol, atol=atol, breakpoints=bps,
-                        project=project, record=record)
+        sol = integrate(rhs, times, y0, (beta, merged.mass), rtol=rtol, atol=atol,
+                        breakpoints=bps, project=project, record=record,
+                        refresh=refresh if merge else None)
     if not sol.success:     # a law the field refused is the likely cause
         raise ArithmeticError(f"simulate: {field.fault or sol.message}")
-    return int(sol.nsteps.sum()), sol.nfev, sol.message
+    return int(sol.nsteps.sum()), sol.nfev, sol.message, merged.merges
 
 
 # --------------------------------------------------------------------------
