@@ -50,10 +50,11 @@ class Coalescence:
     merged into another); ``rep[m, j]``: the token that carries token ``j``.
     """
 
-    def __init__(self, M: int, n: int, distance: float):
+    def __init__(self, M: int, n: int, distance: float, log_norm: bool = False):
         self.mass = np.ones((M, n))
         self.rep = np.tile(np.arange(n), (M, 1))
         self.distance = distance
+        self.log_norm = log_norm        # rad holds log r (symdyn.log_clock)
         self.merges = 0
 
     def merge(self, members, theta, rad):
@@ -73,8 +74,9 @@ class Coalescence:
 
     def _join(self, m, theta, rad, close):
         a, b = np.nonzero(np.triu(close))
+        gap = np.abs(rad[a] - rad[b])
         near = (np.linalg.norm(theta[a] - theta[b], axis=-1) <= self.distance) & (
-            np.abs(rad[a] - rad[b]) <= self.distance * np.maximum(rad[a], rad[b]))
+            gap <= self.distance * (1 if self.log_norm else np.maximum(rad[a], rad[b])))
         if not near.any():
             return False
         n = len(rad)

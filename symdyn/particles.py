@@ -36,7 +36,7 @@ import sympy as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
-from . import merging
+from . import log_clock, merging
 from .attention import attention as _attention
 from .attention import of_weights
 from .checks import check_attention, finite_array, memory, number, output_times, real_array
@@ -80,6 +80,10 @@ class Simulation:
     merged : int
         Tokens merged into a coincident one over the whole batch
         (:mod:`symdyn.merging`; continuous dynamics only).
+    clock : {"t", "log"}
+        ``"log"``: ``t`` holds :math:`\\tau = \\log(1 + t)`, ``r`` holds
+        :math:`\\log r` and ``speed`` is :math:`|d\\theta/d\\tau|`
+        (:mod:`symdyn.log_clock`).
 
     Examples
     --------
@@ -104,6 +108,7 @@ class Simulation:
     nfev: int
     message: str
     merged: int = 0
+    clock: str = "t"
 
     def _repr_html_(self) -> str:
         return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
@@ -117,10 +122,13 @@ class Simulation:
 class _Field:
     """(d theta/dt, dr/dt) of a batch, phase by phase."""
 
-    def __init__(self, s, w, attention, breakpoints, period):
+    def __init__(self, s, w, attention, breakpoints, period, log=False):
         self.s, self.w, self.attention = s, w, attention
-        self.laws = s.numeric()
-        self.scheme_bps = np.asarray(s.breakpoints, dtype=float)
+        # log clock (symdyn.log_clock): the time is tau, rad holds ell = log r
+        self.log = log
+        self.laws = log_clock.numeric(s) if log else s.numeric()
+        self.scheme_bps = (log_clock.breakpoints(s) if log
+                           else np.asarray(s.breakpoints, dtype=float))
         self.bps = np.asarray(breakpoints, dtype=float)
         starts = np.concatenate([[0.0], self.bps])
         self.law_of_phase = np.searchsorted(self.scheme_bps, starts, side="right")
@@ -172,7 +180,7 @@ class _Field:
         A -= tmp
         A *= (1.0 / s)[..., None]
         # s = +inf is a law that outgrew floats: 1/s = 0, its exact limit.
-        bad = ~((s > 0) & (rad > 0))
+        bad = ~((s > 0) & (np.isfinite(rad) if self.log else rad > 0))
         if bad.any():
             self._note(bad, tm, s, rad, theta)
             A[bad] = np.nan
@@ -190,8 +198,11 @@ class _Field:
         if rows.size:
             m = rows[0]
             k = np.flatnonzero(bad[m])[0]
-            self.fault = (radial_fault(self.s, rad[m, k], tm[m]) if not rad[m, k] > 0
+            self.fault = (radial_fault(self.s, rad[m, k], tm[m])
+                          if not (self.log or rad[m, k] > 0)
                           else speed_fault(self.s, s[m, k], tm[m]))
+            if self.log:
+                self.fault += " (log clock: the time is tau = log(1 + t), the speed s e^-tau)"
 
     def grouped(self, tm, theta, rad, beta, phase, draw=None, mass=None):
         if np.all(phase == phase[0]):
@@ -285,6 +296,22 @@ def _concrete(s):
                              f"{', '.join(SCHEME_SYMBOLS)})")
 
 
+def _check_clock(clock, s, step):
+    if clock not in ("t", "log"):
+        raise ValueError(f"clock must be 't' or 'log', got {clock!r}")
+    if clock == "t":
+        return
+    if step is not None:
+        raise ValueError("clock: 'log' is for the continuous dynamics (step=None)")
+    if s.layer == NONE.layer:
+        raise ValueError("clock: 'log' needs a normalization scheme; 'none' attends to "
+                         "the raw tokens; use clock='t'")
+    if s.on_sphere:
+        raise ValueError(f"clock: 'log' serves schemes whose norms grow (pre-ln, mix-ln, "
+                         f"peri-ln, ...); {s.name} keeps its tokens on the sphere, where "
+                         f"speeds do not decay like 1/t; use clock='t'")
+
+
 def _shape(X0):
     """``X0`` as an array (not yet copied) and its shape ``(batch, n, d)``."""
     try:
@@ -349,7 +376,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              weights: Weights | tuple | None = None, attention: str = "softmax",
              step: float | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
              save_x: bool = False, cluster_threshold: float = 0.999,
-             merge: float | None = None, **params: float) -> Simulation:
+             merge: float | None = None, clock: str = "t",
+             **params: float) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters
@@ -380,6 +408,12 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         relative norm) of each other become one weighted token
         (:mod:`symdyn.merging`), in ``[0, 1e-6]``; 0 never merges. Default
         ``100 rtol``: closer than the integration resolves them.
+    clock : {"t", "log"}
+        ``"log"`` (continuous dynamics of the radial schemes, tied weights):
+        integrate in :math:`\\tau = \\log(1 + t)` with :math:`\\log r` as
+        state (:mod:`symdyn.log_clock`), so runs reach ``tau = 1e4`` (``t =
+        e^{10^4}``, beyond floats); ``t`` is then read as ``tau`` and the
+        result's ``r`` holds ``log r``.
     **params : float
         Values of the scheme's free parameters (one number each; defaults
         where omitted): the run uses ``scheme.bind(**params)``.
@@ -414,6 +448,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     threshold = number(cluster_threshold, "cluster_threshold", 0, 1)
     merge = (merging.PER_RTOL * rtol if merge is None
              else number(merge, "merge", 0, merging.LARGEST))
+    _check_clock(clock, s, step)
     if not isinstance(save_x, (bool, np.bool_)):
         raise ValueError(f"save_x must be True or False, got {save_x!r}")
     X, (M, n, d) = _shape(X0)
@@ -425,6 +460,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         raise ValueError(f"beta must be a number or an array of shape ({M},), "
                          f"got {beta!r}") from None
     w = None if weights is None else as_weights(weights, d)
+    if clock == "log" and w is not None and not w.tied:
+        raise ValueError("clock: 'log' needs tied weights (untied draws change at every "
+                         "unit of t)")
     # Q = K = V = I: every velocity lies in span(x_1..x_n), so the flow is the
     # same in orthonormal coordinates of that span (R^n): exact, and d/n times
     # cheaper. Observables are rotation invariant.
@@ -447,7 +485,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     rec = _Recorder(M, n, theta.shape[-1], len(times), threshold, save_x)
     if step is None:
         steps, nfev, msg, merged = _continuous(s, w, attention, theta, rad, b, times,
-                                               rtol, atol, rec, merge)
+                                               rtol, atol, rec, merge, clock == "log")
     else:
         steps, nfev, msg = _layers(s, w, attention, theta, rad, b, times, step, rec)
         merged = 0
@@ -461,14 +499,14 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
                       out(rec.clusters), out(rec.linked),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
-                      threshold, steps, nfev, msg, merged)
+                      threshold, steps, nfev, msg, merged, clock)
 
 
 # --------------------------------------------------------------------------
 # continuous dynamics
 # --------------------------------------------------------------------------
 
-def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge):
+def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log):
     M, n, d = theta.shape
     T = times[-1]
     period = None
@@ -480,14 +518,17 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
         period = 1.0
         unit_bps = list(np.arange(1.0, np.ceil(T)))
     bps = sorted(set(s.breakpoints) | set(unit_bps))
-    field = _Field(s, w, attention, bps, period)
+    if log:
+        bps = sorted(log_clock.breakpoints(s))
+        rad = np.log(rad)
+    field = _Field(s, w, attention, bps, period, log)
     on_sphere = s.on_sphere
     nd = n * d
 
     def unpack(y):
         return y[:, :nd].reshape(-1, n, d), y[:, nd:]
 
-    merged = merging.Coalescence(M, n, merge)
+    merged = merging.Coalescence(M, n, merge, log_norm=log)
 
     def rhs(tm, y, phase, bk, mk):
         th, rr = unpack(y)
