@@ -315,38 +315,54 @@ class _Field:
     refused with NaN rates): ``seen[:, m] = (t, epsilon, r, speed)``.
     """
 
-    def __init__(self, system, sens, M):
+    def __init__(self, system, sens, M, fixed, cluster):
         self.phases = system.phases("numpy")
         self.laws = system.laws("numpy")
         self.sens = None if sens is None else sens.phases("numpy")
         self.seen = np.zeros((4, M))
+        self.seen[3] = 1.0
         self.found = np.zeros(M, dtype=bool)
         # A law positive by its symbols' signs (r, A_norm > 0: every built-in)
         # needs no evaluation in the hot loop; the others are checked at every state.
         self.check_speed = not system.scheme.speed.is_positive
+        # equilibria held in place: rare, so the common batch skips their masks
+        self.any_fixed, self.any_cluster = bool(np.any(fixed)), bool(np.any(cluster))
 
     def __call__(self, tt, y, phase, fixed, cluster, member, *values):
-        eps = np.where(cluster, 0.0, np.exp(y[:, 0]))
+        u, r = y[:, 0], y[:, 1]
+        eps = np.where(cluster, 0.0, np.exp(u)) if self.any_cluster else np.exp(u)
         out = np.empty_like(y)
-        speed = np.empty(len(tt)) if self.check_speed else np.ones(len(tt))
+        speed = np.empty(len(tt)) if self.check_speed else None
+        single = len(self.phases) == 1
         for i, ((f_u, f_r), (f_s, _)) in enumerate(zip(self.phases, self.laws, strict=True)):
-            sel = slice(None) if len(self.phases) == 1 else phase == i
-            if len(self.phases) > 1 and not sel.any():
+            sel = slice(None) if single else phase == i
+            if not single and not sel.any():
                 continue
-            args = (tt[sel], eps[sel], y[sel, 1], *(v[sel] for v in values))
-            out[sel, 0] = np.where(fixed[sel], 0.0, f_u(*args))
+            args = (tt, eps, r, *values) if single else (
+                tt[sel], eps[sel], r[sel], *(v[sel] for v in values))
+            du = f_u(*args)
+            out[sel, 0] = np.where(fixed[sel], 0.0, du) if self.any_fixed else du
             out[sel, 1] = f_r(*args)
             if self.check_speed:
                 speed[sel] = f_s(*args)
             if self.sens is not None:
                 self._sensitivity_rates(out, y, sel, fixed, self.sens[i](*args))
-        bad = ~((y[:, 1] > 0) & np.isfinite(speed) & (speed > 0))
+        if self.check_speed:
+            bad = ~((r > 0) & np.isfinite(speed) & (speed > 0))
+        else:
+            bad = ~(r > 0)
+        if not (bad.any() or self.found.any()):      # the common case: remember, go on
+            self.seen[:3, member] = (tt, eps, r)
+            if speed is not None:
+                self.seen[3, member] = speed
+            return out
+        speed = np.ones(len(tt)) if speed is None else speed
         out[bad] = np.nan
         # a non-finite state is the echo of an earlier bad rate, not a cause
-        cause = bad & np.isfinite(y[:, 0]) & np.isfinite(y[:, 1])
-        keep = ((~self.found[member] & np.isfinite(y[:, 1]))
+        cause = bad & np.isfinite(u) & np.isfinite(r)
+        keep = ((~self.found[member] & np.isfinite(r))
                 | (cause & (tt < self.seen[0, member])))
-        self.seen[:, member[keep]] = np.stack([tt, eps, y[:, 1], speed])[:, keep]
+        self.seen[:, member[keep]] = np.stack([tt, eps, r, speed])[:, keep]
         self.found[member[cause & keep]] = True
         return out
 
@@ -399,7 +415,7 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
             y0 += [np.where(frozen, 0.0, su), np.broadcast_to(sr, nn.shape)]
             tol_r += [rtol, rtol]
             tol_a += [np.full_like(nn, rtol), np.full_like(nn, atol)]
-    field = _Field(system, sens, len(nn))
+    field = _Field(system, sens, len(nn), frozen, at_cluster)
     y0 = np.stack(y0, axis=1)
     args = (frozen, at_cluster, np.arange(len(nn)), nn, bb, *pp)
     first = _start(field, system, y0, args, g0)
