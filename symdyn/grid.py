@@ -23,12 +23,13 @@ from .registry import scheme
 AXES = {
     "simulate": {"scheme": "post-ln", "n": 32, "d": 8, "beta": 1.0, "init": "sphere",
                  "scale": 1.0, "gamma0": 0.0, "weights": "identity", "weight_seed": 0,
-                 "heads": 1, "attention": "softmax", "step": None},
+                 "heads": 1, "attention": "softmax", "step": None, "precision": "float64"},
     "solve": {"scheme": "post-ln", "n": 32, "beta": 1.0, "gamma0": 0.0, "r0": 1.0,
               "attention": "softmax"},
 }
 INITS = ("sphere", "gaussian", "equiangular")
 WEIGHTS = ("identity", "kaiming", "kaiming-untied")
+PRECISIONS = ("float64", "float32")
 #: Observables per kind (after the axis, ``seed`` and ``t`` columns).
 COLUMNS = {
     "simulate": ("gamma", "epsilon", "min_cosine", "linked", "clusters", "r_mean"),
@@ -99,6 +100,8 @@ def _value(kind, axis, v):
         return _choice(axis, v, WEIGHTS)
     if axis == "attention":
         return _choice(axis, v, ATTENTIONS)
+    if axis == "precision":
+        return _choice(axis, v, PRECISIONS)
     raise AssertionError(axis)
 
 

@@ -69,6 +69,7 @@ class BatchSolution:
 def _combine(weights, K):
     """sum_j weights[j] * K[j], in a fixed order: a member's result does not
     depend on the batch it is computed in (unlike a BLAS reduction)."""
+    weights = weights.tolist()      # Python floats: float32 stages stay float32
     total = weights[0] * K[0]
     for j in range(1, len(weights)):
         if weights[j] != 0:
@@ -95,7 +96,8 @@ def initial_step(f, y, fy, args, rtol, atol, t_end):
         h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), FALLBACK_STEP,
                       0.01 * d0 / np.maximum(d1, 1e-300))
         h0 = np.minimum(h0, t_end)
-        f1 = f(np.zeros(len(y)) + h0, y + h0[:, None] * fy, *args)
+        f1 = f(np.zeros(len(y)) + h0, y + (h0[:, None] * fy).astype(y.dtype, copy=False),
+               *args)
         d2 = _rms((f1 - fy) / scale) / h0
         big = np.maximum(d1, d2)
         h1 = np.where(big <= 1e-15, np.maximum(FALLBACK_STEP, h0 * 1e-3),
@@ -112,10 +114,11 @@ def dop853_step(f, t, y, fy, h, t_new, args, K):
     is ``t + h`` or, for a step clipped onto a stop, the stop itself.
     """
     K[0] = fy
+    hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
     for s in range(1, _S):
         K[s] = f(t + dop853.C[s] * h,
-                 y + h[:, None] * _combine(dop853.A[s, :s], K), *args)
-    y_new = y + h[:, None] * _combine(dop853.B, K)
+                 y + hs * _combine(dop853.A[s, :s], K), *args)
+    y_new = y + hs * _combine(dop853.B, K)
     K[_S] = f(t_new, y_new, *args)
     return y_new
 
@@ -201,7 +204,8 @@ def dense_coefficients(f, t, y, h, y_new, args, K):
     """
     for j, c in enumerate(dop853.C_EXTRA):
         s = _S + 1 + j
-        K[s] = f(t + c * h, y + h[:, None] * _combine(dop853.A_EXTRA[j, :s], K), *args)
+        K[s] = f(t + c * h, y + (h[:, None] * _combine(dop853.A_EXTRA[j, :s], K)
+                                 ).astype(y.dtype, copy=False), *args)
     delta = y_new - y
     F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
     F += [h[:, None] * _combine(row, K) for row in dop853.D]
@@ -221,7 +225,9 @@ def interpolate(F, y, x):
 
 def _check(t_out, y0, rtol, atol):
     t_out = np.asarray(t_out, dtype=float)
-    y0 = np.asarray(y0, dtype=float)
+    y0 = np.asarray(y0)
+    if y0.dtype not in (np.float32, np.float64):
+        y0 = y0.astype(float)
     M, dim = y0.shape
     if t_out.ndim != 1 or not t_out.size or t_out[0] < 0 or np.any(np.diff(t_out) <= 0):
         raise ValueError(f"t_out must be increasing times >= 0, got {t_out!r}")
@@ -245,6 +251,8 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     t_out : array, shape (K,)
         Output times, increasing, ``>= 0``.
     y0 : array, shape (M, dim)
+        float64, or float32: the stages and states stay in float32 (the error
+        estimate and the step control are computed in float64).
     args : tuple of arrays of shape (M,)
     rtol : array-like of shape (dim,)
         Per-component relative tolerances, ``> 0``.
@@ -293,7 +301,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     failed, rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
     last_err, last_h = np.zeros(M), np.ones(M)   # of the last full accepted step
     active = np.arange(M) if len(stops.times) else np.arange(0)
-    K = np.empty((dop853.N_EXTENDED, M, dim))
+    K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
     dims, accepted = np.full(M, dim), np.zeros(M, dtype=int)
     while active.size:
         ta, ya = t[active], y[active]

@@ -21,7 +21,10 @@ The threshold. Inside a cluster, tokens contract towards each other (rate
 their differences only down to its own error: measured, Post-LN tokens of
 one cluster hover at distances 1e-10 to 6e-9 at ``rtol = 1e-10`` instead of
 reaching rounding. The default ``delta`` is therefore ``100 rtol``
-(:data:`PER_RTOL`), just above that floor. Replacing states that differ by
+(:data:`PER_RTOL`), just above that floor, at most 1e-6 in float64 and 1e-4
+in float32 (:data:`LARGEST`; measured in float32, n = 32, d = 128: merging
+at 1e-4 changes no observable beyond float32's own error, 4e-5 in gamma
+against float64, and cuts the evaluations 7x). Replacing states that differ by
 ``delta`` by one perturbs the trajectory by ``delta``, which decays while
 the group contracts (a cluster) and can grow at most like
 :math:`e^{Lt}` (``L`` the field's Lipschitz constant) where it does not;
@@ -35,8 +38,9 @@ from scipy.sparse.csgraph import connected_components
 
 #: The default threshold is this many times the integrator's rtol.
 PER_RTOL = 100
-#: The largest threshold accepted (merging stays a rounding-level change).
-LARGEST = 1e-6
+#: The largest threshold accepted per precision (merging stays at the level
+#: the integration resolves; float32 resolves ~1e-7, runs at rtol >= 1e-6).
+LARGEST = {"float64": 1e-6, "float32": 1e-4}
 
 # Pairs whose cosine is below this cannot be within DISTANCE (a cheap filter
 # from the Gram matrix; the distance itself is computed from differences).

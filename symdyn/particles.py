@@ -122,8 +122,8 @@ class Simulation:
 class _Field:
     """(d theta/dt, dr/dt) of a batch, phase by phase."""
 
-    def __init__(self, s, w, attention, breakpoints, period, log=False):
-        self.s, self.w, self.attention = s, w, attention
+    def __init__(self, s, w, attention, breakpoints, period, log=False, dtype=np.float64):
+        self.s, self.w, self.attention, self.dtype = s, w, attention, dtype
         # log clock (symdyn.log_clock): the time is tau, rad holds ell = log r
         self.log = log
         self.laws = log_clock.numeric(s) if log else s.numeric()
@@ -143,8 +143,8 @@ class _Field:
         if key not in self._buffers:
             if len(self._buffers) > 8:
                 self._buffers.clear()
-            self._buffers[key] = (np.empty((m, n, d)), np.empty((m, n, n)),
-                                  np.empty((m, n, d)))
+            self._buffers[key] = tuple(np.empty(shape, dtype=self.dtype)
+                                       for shape in ((m, n, d), (m, n, n), (m, n, d)))
         return self._buffers[key]
 
     def phase_at(self, times, side="left"):
@@ -296,6 +296,39 @@ def _concrete(s):
                              f"{', '.join(SCHEME_SYMBOLS)})")
 
 
+#: Default (rtol, atol) per precision, and the smallest rtol float32 resolves.
+TOLERANCES = {np.float64: (1e-10, 1e-12), np.float32: (1e-5, 1e-6)}
+FLOAT32_RTOL = 1e-6
+FLOAT32_THRESHOLD = 1 - 1e-4
+
+
+def _precision(dtype, rtol, atol, cluster_threshold):
+    """``dtype`` (float64 or float32) with its checked tolerances and threshold."""
+    kind = next((k for k in TOLERANCES if np.dtype(k) == _as_dtype(dtype)), None)
+    if kind is None:
+        raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}")
+    rtol, atol = (number(TOLERANCES[kind][i] if v is None else v, k, 0, 1, low_open=True,
+                         high_open=True) for i, (k, v) in enumerate((("rtol", rtol),
+                                                                      ("atol", atol))))
+    threshold = number(cluster_threshold, "cluster_threshold", 0, 1)
+    if kind is np.float32:
+        if rtol < FLOAT32_RTOL:
+            raise ValueError(f"rtol must be in [{FLOAT32_RTOL:g}, 1) with dtype=float32 "
+                             f"(float32 resolves about 1e-7), got {rtol!r}")
+        if threshold > FLOAT32_THRESHOLD:
+            raise ValueError(f"cluster_threshold must be at most {FLOAT32_THRESHOLD} with "
+                             f"dtype=float32 (cosines to about 1e-7), got {threshold!r}; "
+                             f"use dtype=float64")
+    return kind, rtol, atol, threshold
+
+
+def _as_dtype(dtype):
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return None
+
+
 def _check_clock(clock, s, step):
     if clock not in ("t", "log"):
         raise ValueError(f"clock must be 't' or 'log', got {clock!r}")
@@ -374,9 +407,10 @@ def layer_times(t, step, flops=0.0):
 
 def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              weights: Weights | tuple | None = None, attention: str = "softmax",
-             step: float | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
+             step: float | None = None, *, rtol: float | None = None,
+             atol: float | None = None,
              save_x: bool = False, cluster_threshold: float = 0.999,
-             merge: float | None = None, clock: str = "t",
+             merge: float | None = None, clock: str = "t", dtype=np.float64,
              **params: float) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
@@ -397,8 +431,10 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     step : float, optional
         ``None``: the continuous dynamics with error control (``rtol``,
         ``atol``); ``h > 0``: the layer rules with residual step ``h``.
-    rtol, atol : float
-        Relative and absolute tolerances per step, in ``(0, 1)``.
+    rtol, atol : float, optional
+        Relative and absolute tolerances per step, in ``(0, 1)``; default
+        ``1e-10, 1e-12`` (float64), ``1e-5, 1e-6`` (float32, where rtol must
+        be at least ``1e-6``).
     save_x : bool
         Also return the tokens at the output times.
     cluster_threshold : float
@@ -406,14 +442,21 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     merge : float, optional
         Continuous dynamics: tokens within this distance (direction, and
         relative norm) of each other become one weighted token
-        (:mod:`symdyn.merging`), in ``[0, 1e-6]``; 0 never merges. Default
-        ``100 rtol``: closer than the integration resolves them.
+        (:mod:`symdyn.merging`), in ``[0, 1e-6]`` (float32: ``[0, 1e-4]``);
+        0 never merges. Default ``100 rtol`` within that range: closer than
+        the integration resolves them.
     clock : {"t", "log"}
         ``"log"`` (continuous dynamics of the radial schemes, tied weights):
         integrate in :math:`\\tau = \\log(1 + t)` with :math:`\\log r` as
         state (:mod:`symdyn.log_clock`), so runs reach ``tau = 1e4`` (``t =
         e^{10^4}``, beyond floats); ``t`` is then read as ``tau`` and the
         result's ``r`` holds ``log r``.
+    dtype : numpy.float64 or numpy.float32
+        The precision of the tokens and the integration. float32 halves the
+        cost of large runs and keeps the meaning of ``gamma``, ``linked``,
+        ``clusters`` and ``min_cosine`` away from 1 (cosines to ~1e-7), but
+        not of ``epsilon`` near a cluster; ``cluster_threshold`` must then be
+        at most ``1 - 1e-4``.
     **params : float
         Values of the scheme's free parameters (one number each; defaults
         where omitted): the run uses ``scheme.bind(**params)``.
@@ -443,11 +486,10 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     _concrete(s)
     check_attention(attention)
     step = None if step is None else number(step, "step", 0, low_open=True)
-    rtol, atol = (number(v, k, 0, 1, low_open=True, high_open=True)
-                  for k, v in (("rtol", rtol), ("atol", atol)))
-    threshold = number(cluster_threshold, "cluster_threshold", 0, 1)
-    merge = (merging.PER_RTOL * rtol if merge is None
-             else number(merge, "merge", 0, merging.LARGEST))
+    dtype, rtol, atol, threshold = _precision(dtype, rtol, atol, cluster_threshold)
+    largest = merging.LARGEST[np.dtype(dtype).name]
+    merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
+             else number(merge, "merge", 0, largest))
     _check_clock(clock, s, step)
     if not isinstance(save_x, (bool, np.bool_)):
         raise ValueError(f"save_x must be True or False, got {save_x!r}")
@@ -482,6 +524,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         w = identity(n, heads)
     elif w is None:
         w = identity(d)
+    theta, rad, w = theta.astype(dtype), rad.astype(dtype), w.astype(dtype)
     rec = _Recorder(M, n, theta.shape[-1], len(times), threshold, save_x)
     if step is None:
         steps, nfev, msg, merged = _continuous(s, w, attention, theta, rad, b, times,
@@ -521,7 +564,7 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
     if log:
         bps = sorted(log_clock.breakpoints(s))
         rad = np.log(rad)
-    field = _Field(s, w, attention, bps, period, log)
+    field = _Field(s, w, attention, bps, period, log, theta.dtype)
     on_sphere = s.on_sphere
     nd = n * d
 
@@ -575,7 +618,7 @@ def _layers(s, w, attention, theta, rad, beta, times, h, rec):
     if not w.tied and w.draws < total:
         raise ValueError(f"weights: untied weights hold {w.draws} draws but {total} "
                          f"layers are needed")
-    field = _Field(s, w, attention, s.breakpoints, None)
+    field = _Field(s, w, attention, s.breakpoints, None, dtype=theta.dtype)
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
     members = np.arange(M)

@@ -74,7 +74,8 @@ def run_task(task: Task):
         X0 = np.stack([_start(p, s) for s in task.seeds])
         extra = {k: v for k, v in opts.items() if v is not None}
         sim = simulate(p["scheme"], X0, p["beta"], t, weights=_weights(p, t),
-                       attention=p["attention"], step=p["step"], **extra)
+                       attention=p["attention"], step=p["step"],
+                       dtype=np.dtype(p["precision"]).type, **extra)
         cols = {"seed": np.repeat(np.asarray(task.seeds), K), "t": np.tile(t, len(task.seeds)),
                 "gamma": sim.gamma, "epsilon": sim.epsilon, "min_cosine": sim.min_cosine,
                 "linked": sim.linked, "clusters": sim.clusters, "r_mean": sim.r.mean(axis=1)}
@@ -215,7 +216,9 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
         tokens' norm, the Gaussian's std, or ``r0``), ``gamma0``
         (equiangular), ``weights`` (``"identity"``, ``"kaiming"``,
         ``"kaiming-untied"``), ``weight_seed``, ``heads``, ``attention``,
-        ``step`` (``None``: continuous). ``kind="solve"``: ``scheme``, ``n``,
+        ``step`` (``None``: continuous), ``precision`` (``"float64"``, or
+        ``"float32"``: half the cost, see :func:`~symdyn.simulate`'s
+        ``dtype``). ``kind="solve"``: ``scheme``, ``n``,
         ``beta``, ``gamma0``, ``r0``, ``attention``. Missing axes take the
         defaults of :data:`AXES`.
     t : float or 1-D array
@@ -355,6 +358,6 @@ def _table(kind, axes, tasks, results):
     table = pd.DataFrame(frame)
     for name in names:                   # object columns back to their natural dtype
         table[name] = table[name].infer_objects()
-        if name in ("scheme", "init", "weights", "attention"):
+        if name in ("scheme", "init", "weights", "attention", "precision"):
             table[name] = table[name].astype(str)
     return table

@@ -36,6 +36,12 @@ class Weights:
     def d(self) -> int:
         return self.Q.shape[-1]
 
+    def astype(self, dtype) -> Weights:
+        """The same weights in ``dtype`` (itself when they already are)."""
+        if self.Q.dtype == dtype:
+            return self
+        return Weights(*(m.astype(dtype) for m in (self.Q, self.K, self.V)), self.identity)
+
     def at(self, k: int):
         """``(Q, K, V)`` of draw ``k`` (draw 0 when tied)."""
         k = 0 if self.tied else int(k)

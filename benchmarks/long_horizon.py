@@ -1,0 +1,190 @@
+"""Long horizons and small problems: each new path against its baseline, side by side.
+
+Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
+
+(a) metastable Post-LN (n = 32, d = 8, beta = 9, 2 seeds, uniform start):
+    to t = 1e12 with coincident tokens merged (target < 20,000 evaluations),
+    and to t = 1e6 merged vs not merged (ratio of evaluations and of time;
+    ``--quick`` stops the unmerged run at t = 1e4);
+(b) output times: 20,001 against 11 over [0, 50] (target: at most 2x the
+    evaluations), sd.solve and sd.simulate;
+(c) the log clock: Pre-LN d = 2, n = 8, beta = 4 (8 seeds, Theorem 3.1's
+    slowest grid point) to tau = 1e4, i.e. t = e^10000;
+(d) equiangular_time for 10 betas against the one-beta-at-a-time brentq of
+    the previous version (target >= 5x), and their agreement;
+(e) one-member sd.solve against one solve_ivp call on the same compiled
+    right-hand side at the same tolerances (target: ratio <= 1);
+(f) float32 against float64: the particle field at batch 8, n = 256,
+    d = 512, and a phase-diagram sweep (n = 32, d = 128, 10 betas, 8 seeds,
+    t to 1e3, one worker): time ratio and the largest difference of the
+    linked fractions (target <= 1e-3).
+"""
+
+import argparse
+import time
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+import symdyn as sd
+from symdyn.compile import stable_system
+from symdyn.phase_diagram import equiangular_time
+
+
+def timed(f):
+    t0 = time.perf_counter()
+    out = f()
+    return out, time.perf_counter() - t0
+
+
+def part_a(quick):
+    X0 = sd.init.sphere(32, 8, batch=2, seed=0)
+
+    def run(T, merge):
+        return sd.simulate("post-ln", X0, beta=9.0, t=T, merge=merge)
+
+    far, sec = timed(lambda: run([1e3, 1e6, 1e9, 1e12], None))
+    print(f"(a) to t = 1e12, merged: {far.nfev:,} evaluations, {sec:.1f} s, "
+          f"{far.merged} tokens merged, clusters at 1e3: {far.clusters[:, 0].tolist()}, "
+          f"at 1e12: {far.clusters[:, -1].tolist()}  (target < 20,000)")
+    T = 1e4 if quick else 1e6
+    merged, t_m = timed(lambda: run([T], None))
+    plain, t_p = timed(lambda: run([T], 0.0))
+    print(f"    to t = {T:g}: merged {merged.nfev:,} evaluations in {t_m:.1f} s, "
+          f"unmerged {plain.nfev:,} in {t_p:.1f} s: ratio {plain.nfev / merged.nfev:.0f}x "
+          f"evaluations, {t_p / t_m:.0f}x time; |gamma diff| "
+          f"{np.abs(merged.gamma - plain.gamma).max():.1e}")
+
+
+def part_b():
+    def solve(k):
+        return sd.solve("post-ln", n=[8, 9], beta=1.0, gamma0=0.0, t=np.linspace(0, 50, k))
+
+    few, t_few = timed(lambda: solve(11))
+    many, t_many = timed(lambda: solve(20_001))
+    print(f"(b) sd.solve, 11 vs 20,001 output times: {few.nfev} vs {many.nfev} evaluations "
+          f"(ratio {many.nfev / few.nfev:.2f}, target <= 2), {t_few:.2f} vs {t_many:.2f} s")
+    X0 = sd.init.sphere(8, 4, batch=2, seed=0)
+    few = sd.simulate("post-ln", X0, beta=1.0, t=np.linspace(0, 50, 11))
+    many = sd.simulate("post-ln", X0, beta=1.0, t=np.linspace(0, 50, 20_001))
+    print(f"    sd.simulate: {few.nfev} vs {many.nfev} evaluations "
+          f"(ratio {many.nfev / few.nfev:.2f})")
+
+
+def part_c():
+    X0 = sd.init.gaussian(8, 2, scale=1.0, batch=8, seed=8002)
+    sim, sec = timed(lambda: sd.simulate("pre-ln", X0, beta=4.0, t=[1e2, 1e3, 1e4],
+                                         clock="log"))
+    print(f"(c) Pre-LN d=2 n=8 beta=4, 8 seeds, log clock to tau = 1e4: {sim.nfev:,} "
+          f"evaluations, {sec:.1f} s; clusters at tau = 1e2, 1e3, 1e4: "
+          f"{sim.clusters.max(axis=0).tolist()} (worst seed)")
+
+
+def equiangular_time_brentq(scheme, n, beta, level=0.999, t_max=1e6):
+    """The previous version: one bracketing solve, then brentq per beta."""
+    target = np.log1p(-level)
+    grid = np.concatenate([[0.0], np.geomspace(1e-3, t_max, 200)])
+    tr = sd.solve(scheme, n=n, beta=beta, gamma0=0.0, t=grid)
+    out = np.full(len(beta), np.inf)
+    for i, b in enumerate(beta):
+        below = np.flatnonzero(tr.log_epsilon[i] <= target)
+        if below.size == 0:
+            continue
+        k = below[0]
+
+        def f(logt, b=b):
+            return sd.solve(scheme, n=n, beta=b, gamma0=0.0,
+                            t=[np.exp(logt)]).log_epsilon[0] - target
+
+        lo = np.log(grid[k - 1]) if k > 1 else np.log(1e-12)
+        out[i] = np.exp(brentq(f, lo, np.log(grid[k]), xtol=1e-12, rtol=1e-10))
+    return out
+
+
+def part_d():
+    betas = np.linspace(0.5, 9.0, 10)
+    for scheme in ("post-ln", "pre-ln"):
+        new, t_new = timed(lambda scheme=scheme: equiangular_time(scheme, 32, betas))
+        old, t_old = timed(lambda scheme=scheme: equiangular_time_brentq(scheme, 32, betas))
+        fin = np.isfinite(old)
+        agree = np.abs(new[fin] / old[fin] - 1).max()
+        print(f"(d) equiangular_time {scheme}, 10 betas: batched {t_new:.2f} s, brentq "
+              f"{t_old:.2f} s: {t_old / t_new:.1f}x (target >= 5); agree to {agree:.1e}")
+
+
+def part_e():
+    system = stable_system("post-ln")
+    ((f_u, f_r),) = system.phases()
+
+    def rhs(t, y):
+        eps = np.exp(y[0])
+        return [f_u(t, eps, y[1], 8.0, 1.0), f_r(t, eps, y[1], 8.0, 1.0)]
+
+    def ours():
+        return sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[0.0, 5.0, 20.0])
+
+    def theirs():
+        return solve_ivp(rhs, (0, 20), [0.0, 1.0], method="DOP853", rtol=1e-11, atol=1e-12,
+                         t_eval=[0.0, 5.0, 20.0])
+
+    ours()
+    reps = 20
+    _, t_ours = timed(lambda: [ours() for _ in range(reps)])
+    _, t_theirs = timed(lambda: [theirs() for _ in range(reps)])
+    a, b = ours(), theirs()
+    print(f"(e) one-member sd.solve {t_ours / reps * 1e3:.1f} ms ({a.nfev} evaluations), "
+          f"solve_ivp {t_theirs / reps * 1e3:.1f} ms ({b.nfev}): ratio "
+          f"{t_ours / t_theirs:.1f} (target <= 1); |u diff| "
+          f"{np.abs(a.log_epsilon - b.y[0]).max():.1e}")
+
+
+def part_f(quick):
+    from symdyn.particles import _Field
+
+    m, n, d = 8, 256, 512
+    X = sd.init.sphere(n, d, batch=m, seed=0)
+    beta, tm = np.full(m, np.sqrt(d)), np.zeros(m)
+    cost = {}
+    for dt in (np.float64, np.float32):
+        field = _Field(sd.scheme("peri-ln"), sd.weights.identity(d), "softmax", (), None,
+                       dtype=dt)
+        Xd, rd = X.astype(dt), np.ones((m, n), dtype=dt)
+        field(tm, Xd, rd, beta, 0)
+        cost[dt] = min(timed(lambda f=field, Xd=Xd, rd=rd: f(tm, Xd, rd, beta, 0))[1]
+                       for _ in range(5))
+    print(f"(f) field at batch 8, n = 256, d = 512: float64 {cost[np.float64] * 1e3:.1f} ms, "
+          f"float32 {cost[np.float32] * 1e3:.1f} ms: {cost[np.float64] / cost[np.float32]:.1f}x")
+    grid = {"n": 32, "d": 128, "beta": list(np.linspace(1.0, 10.0, 4 if quick else 10))}
+    t = np.geomspace(0.1, 1e3, 40)
+    tables, secs = {}, {}
+    for precision in ("float64", "float32"):
+        tables[precision], secs[precision] = timed(
+            lambda p=precision: sd.sweep(grid | {"precision": p}, t=t, seeds=8, workers=1))
+    mean = {p: tab.groupby(["beta", "t"])["linked"].mean().to_numpy()
+            for p, tab in tables.items()}
+    a, b = (tables[p]["linked"].to_numpy() for p in ("float64", "float32"))
+    per_run, worst, pairs = a != b, np.abs(a - b).max(), 32 * 31 // 2
+    print(f"    sweep {len(grid['beta'])} betas x 8 seeds: float64 {secs['float64']:.1f} s, "
+          f"float32 {secs['float32']:.1f} s: {secs['float64'] / secs['float32']:.1f}x; "
+          f"phase-diagram colour (mean over seeds) max |diff| "
+          f"{np.abs(mean['float64'] - mean['float32']).max():.1e} (target <= 1e-3); "
+          f"{per_run.sum()} of {per_run.size} single-run fractions differ, by at most "
+          f"{round(worst * pairs)} of {pairs} pairs (a cosine within float32's error of "
+          f"the threshold)")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    quick = p.parse_args().quick
+    part_a(quick)
+    part_b()
+    part_c()
+    part_d()
+    part_e()
+    part_f(quick)
+
+
+if __name__ == "__main__":
+    main()
