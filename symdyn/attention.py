@@ -34,7 +34,8 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
     Y : array (m, n, d)
     beta : array (m,)
     qkv : tuple of arrays (heads, d, d)
-        ``(Q, K, V)``; ignored when ``identity``.
+        ``(Q, K, V)``, or ``(Q^T K, V)`` (:meth:`~symdyn.weights.Weights.scores`);
+        ignored when ``identity``.
     attention : {"softmax", "unnormalized"}
     identity : bool
         ``Q = K = V = I``: skip the projections.
@@ -49,14 +50,16 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         S = np.matmul(Y, np.swapaxes(Y, -1, -2), out=work)
         S *= b
         return _weigh(S, Y, attention, out, mass)
-    Q, K, V = qkv
-    heads = Q.shape[0]
+    if len(qkv) == 3:
+        Q, K, V = qkv
+        QK = np.swapaxes(Q, -1, -2) @ K
+    else:
+        QK, V = qkv
+    heads = QK.shape[0]
     A = np.zeros_like(Y)
     for h in range(heads):
-        q = Y @ Q[h].T
-        k = Y @ K[h].T
         v = Y @ V[h].T
-        S = q @ np.swapaxes(k, -1, -2)
+        S = (Y @ QK[h]) @ np.swapaxes(Y, -1, -2)        # <Q y_k, K y_j> = y_k^T Q^T K y_j
         S *= b
         A += _weigh(S, v, attention, mass=mass)
     if heads > 1:
@@ -88,4 +91,4 @@ def _weigh(S, values, attention, out=None, mass=None):
 
 def of_weights(w: Weights, k: int):
     """Arguments ``(qkv, identity)`` of :func:`attention` for draw ``k``."""
-    return (None, True) if w.identity else (w.at(k), False)
+    return (None, True) if w.identity else (w.scores(k), False)

@@ -8,7 +8,7 @@ interval ``[k, k+1)`` (continuous dynamics).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,6 +23,7 @@ class Weights:
     K: np.ndarray
     V: np.ndarray
     identity: bool = False
+    _scores: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def tied(self) -> bool:
@@ -41,6 +42,18 @@ class Weights:
         if self.Q.dtype == dtype:
             return self
         return Weights(*(m.astype(dtype) for m in (self.Q, self.K, self.V)), self.identity)
+
+    def scores(self, k: int):
+        """``(Q^T K, V)`` of draw ``k``: the score matrices
+        :math:`\\langle Q y, K y'\\rangle = y^T (Q^T K) y'` formed once per draw
+        (kept for the last few draws), one product per head less per evaluation."""
+        Q, K, V = self.at(k)
+        key = 0 if self.tied else int(k)
+        if key not in self._scores:
+            if len(self._scores) > 4:
+                self._scores.clear()
+            self._scores[key] = np.swapaxes(Q, -1, -2) @ K
+        return self._scores[key], V
 
     def at(self, k: int):
         """``(Q, K, V)`` of draw ``k`` (draw 0 when tied)."""
