@@ -84,6 +84,11 @@ class StableSystem:
         """
         return _lambdify(self, module, ("log_eps_dot", "r_dot"))
 
+    def rates(self, module: str = "numpy") -> list:
+        """One compiled function per phase returning ``[u_dot, r_dot]``, their
+        common subexpressions computed once (1.2-2.2x over :meth:`phases`)."""
+        return _lambdify(self, module, ("log_eps_dot", "r_dot"), together=True)
+
     def laws(self, module: str = "numpy") -> list:
         """Compiled ``(f_speed, f_A_norm)`` per phase, with the signature of
         :meth:`phases`."""
@@ -151,9 +156,10 @@ def _check_concrete(s: Scheme):
 
 
 @lru_cache(maxsize=256)
-def _lambdify(system: StableSystem, module: str, fields: tuple[str, ...]):
-    if module not in ("numpy", "mpmath"):
-        raise ValueError(f"module: must be 'numpy' or 'mpmath', got {module!r}")
+def _lambdify(system: StableSystem, module: str, fields: tuple[str, ...],
+              together: bool = False):
+    if module not in ("numpy", "mpmath", "math"):
+        raise ValueError(f"module: must be 'numpy', 'mpmath' or 'math', got {module!r}")
     _check_concrete(system.scheme)
     return lambdify_phases(system.args, [getattr(system, f) for f in fields],
-                           system.breakpoints, module)
+                           system.breakpoints, module, together=together)

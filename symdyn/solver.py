@@ -16,6 +16,7 @@ on-sphere schemes) start at ``r = 1`` whatever ``r0`` says.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import mpmath
@@ -26,9 +27,10 @@ from .compile import stable_system
 from .display import summary_html, trajectory_rows
 from .extrapolation import integrate_mp
 from .forward_sensitivity import parameter_names, rates, sensitivity
-from .integrate import integrate
+from .integrate import BatchSolution, initial_step, integrate
 from .registry import Scheme
 from .registry import scheme as get_scheme
+from .scalar import GiveUp, integrate_one
 from .symbols import beta as b_sym
 from .symbols import n as n_sym
 from .symbols import t as t_sym
@@ -317,6 +319,7 @@ class _Field:
 
     def __init__(self, system, sens, M, fixed, cluster):
         self.phases = system.phases("numpy")
+        self.rates = system.rates("numpy")
         self.laws = system.laws("numpy")
         self.sens = None if sens is None else sens.phases("numpy")
         self.seen = np.zeros((4, M))
@@ -334,15 +337,15 @@ class _Field:
         out = np.empty_like(y)
         speed = np.empty(len(tt)) if self.check_speed else None
         single = len(self.phases) == 1
-        for i, ((f_u, f_r), (f_s, _)) in enumerate(zip(self.phases, self.laws, strict=True)):
+        for i, (f_rates, (f_s, _)) in enumerate(zip(self.rates, self.laws, strict=True)):
             sel = slice(None) if single else phase == i
             if not single and not sel.any():
                 continue
             args = (tt, eps, r, *values) if single else (
                 tt[sel], eps[sel], r[sel], *(v[sel] for v in values))
-            du = f_u(*args)
+            du, dr = f_rates(*args)
             out[sel, 0] = np.where(fixed[sel], 0.0, du) if self.any_fixed else du
-            out[sel, 1] = f_r(*args)
+            out[sel, 1] = dr
             if self.check_speed:
                 speed[sel] = f_s(*args)
             if self.sens is not None:
@@ -419,8 +422,12 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
     y0 = np.stack(y0, axis=1)
     args = (frozen, at_cluster, np.arange(len(nn)), nn, bb, *pp)
     first = _start(field, system, y0, args, g0)
-    sol = integrate(field, times, y0, args, rtol=tol_r, atol=np.stack(tol_a, axis=1),
-                    breakpoints=system.breakpoints)
+    atol_all = np.stack(tol_a, axis=1)
+    small = len(nn) == 1 and sens is None and not frozen[0]
+    sol = (_solve_one(system, times, y0, args, tol_r, atol_all, field) if small else None)
+    if sol is None:
+        sol = integrate(field, times, y0, args, rtol=tol_r, atol=atol_all,
+                        breakpoints=system.breakpoints)
     if not sol.success:
         i = int(np.flatnonzero(~np.isfinite(sol.y[:, -1]).all(axis=1))[0])
         phase = int(np.searchsorted(system.breakpoints, field.seen[0, i], side="left"))
@@ -443,6 +450,32 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
         q: np.where(at_cluster[:, None], 0.0, -eps * sol.y[:, :, 2 + 2 * j]).reshape(
             shape + (len(times),)) for j, q in enumerate(sens.wrt)}
     return Trajectory(times, *out, n, beta, gamma0, r0, sol.nfev, sol.message, params, derivs)
+
+
+def _solve_one(system, times, y0, args, rtol, atol, field):
+    """A batch of one on the scalar path (:mod:`symdyn.scalar`): a
+    :class:`~symdyn.integrate.BatchSolution`, or None where the batched path
+    must answer (a refused state, a failure: its diagnostics name the cause)."""
+    rates = system.rates("math")
+    speed = [law for law, _ in system.laws("math")] if field.check_speed else None
+    values = [float(v[0]) for v in args[3:]]
+
+    def f(tt, y, phase):
+        eps, r = math.exp(y[0]), y[1]
+        if not r > 0 or (speed is not None and not speed[phase](tt, eps, r, *values) > 0):
+            raise ArithmeticError("refused")
+        return rates[phase](tt, eps, r, *values)
+
+    h0 = initial_step(field, y0, field(np.zeros(1), y0, np.zeros(1, dtype=int), *args),
+                      (np.zeros(1, dtype=int),) + args, np.asarray(rtol), atol, times[-1])
+    try:
+        states, nfev, nsteps = integrate_one(
+            f, times.tolist(), y0[0].tolist(), float(h0[0]), rtol=list(rtol),
+            atol=atol[0].tolist(), breakpoints=system.breakpoints)
+    except GiveUp:
+        return None
+    return BatchSolution(np.array(states)[None], nfev + 2, np.array([nsteps]), True,  # + h0
+                         "integration successful")
 
 
 def _hint(system):

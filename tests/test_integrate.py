@@ -214,6 +214,11 @@ def test_solve_turns_a_failure_into_arithmetic_error(monkeypatch):
     monkeypatch.setattr(solve_module, "integrate",
                         lambda *a, **k: real(*a, **{**k, "max_steps": 3}))
     with pytest.raises(ArithmeticError, match="solve: .*more than 3 steps"):
+        sd.solve("post-ln", n=[8, 9], beta=1.0, gamma0=0.0, t=[20])    # batched
+    with pytest.raises(ArithmeticError, match="solve: .*more than 3 steps"):
+        # one member: the scalar path gives up, the batched one reports
+        monkeypatch.setattr(solve_module, "integrate_one",
+                            lambda *a, **k: (_ for _ in ()).throw(solve_module.GiveUp))
         sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[20])
 
 
