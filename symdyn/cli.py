@@ -91,6 +91,9 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--t-max", type=float, default=10.0, help="last time (> 0)")
     m.add_argument("--points", type=int, default=11, help="output times (>= 2)")
     m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf)")
+    m.add_argument("--clock", default="t", choices=("t", "log"),
+                   help="log: the radial schemes in tau = log(1 + t); --t-max is then tau")
+    m.add_argument("--precision", default="float64", choices=("float64", "float32"))
 
     f = sub.add_parser("figures", help="regenerate the paper's Figures 2-5 (PNG, SVG)")
     f.add_argument("--out", default="figures", help="output folder")
@@ -224,12 +227,14 @@ def _simulate(args) -> str:
     w = weights.kaiming(d, seed=0) if args.weights == "kaiming" else None
     s = _scheme_from(args)
     sim = simulate(s, X0, beta=args.beta, t=times, weights=w, step=args.step,
-                   attention=args.attention)
+                   attention=args.attention, clock=args.clock,
+                   dtype=np.dtype(args.precision).type)
     if args.plot:
         from .plot import save, simulation
 
         save(simulation(sim, scheme=s).figure, args.plot)
-    cols = ("t", "gamma_mean", "gamma_min", "gamma_max", "min_cosine", "clusters_mean")
+    cols = ("t" if args.clock == "t" else "tau", "gamma_mean", "gamma_min", "gamma_max",
+            "min_cosine", "clusters_mean")
     g = sim.gamma
     rows = [[repr(float(times[k])), repr(float(g[:, k].mean())), repr(float(g[:, k].min())),
              repr(float(g[:, k].max())), repr(float(sim.min_cosine[:, k].min())),

@@ -1,4 +1,5 @@
 import json
+import math
 import subprocess
 import sys
 
@@ -171,6 +172,20 @@ def test_simulate_table_and_plot(tmp_path, capsys):
     assert plot.stat().st_size > 5000
     assert main(["simulate", "post-ln", "--n", "1"]) == 2
     assert "--n" in capsys.readouterr().err
+
+
+def test_simulate_log_clock_and_float32(capsys):
+    import symdyn as sd
+
+    assert main(["simulate", "pre-ln", "--n", "6", "--d", "6", "--init", "equiangular",
+                 "--seeds", "1", "--clock", "log", "--t-max", "2", "--points", "2"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("tau,gamma_mean")
+    tr = sd.solve("pre-ln", n=6, beta=1.0, gamma0=0.0, t=[math.expm1(2.0)])
+    assert abs(float(lines[-1].split(",")[1]) - tr.gamma[-1]) < 1e-8    # tau = 2: t = e^2 - 1
+    assert main(["simulate", "post-ln", "--clock", "log"]) == 2
+    assert "clock" in capsys.readouterr().err
+    assert main(["simulate", "post-ln", "--precision", "float32", "--points", "2"]) == 0
 
 
 def test_figures_with_custom_schemes(tmp_path, capsys, monkeypatch):
