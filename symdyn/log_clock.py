@@ -1,8 +1,8 @@
 """The radial schemes in logarithmic time: ``tau = log(1 + t)``, ``ell = log r``.
 
 Pre-LN, Mix-LN and Peri-LN grow their norms like ``t``, so directions move at
-speed ~``1/t``: in the clock ``t`` a run to the clustering time needs ``t``
-far beyond any float. In ``tau`` the same dynamics reads
+speeds of order ``1/t``: in the clock ``t`` a run to the clustering time
+needs ``t`` far beyond any float. In ``tau`` the same dynamics reads
 
 .. math:: \\frac{d\\theta_k}{d\\tau} = \\frac{P_{\\theta_k} A_k}{s_\\tau}, \\qquad
           \\frac{d\\ell_k}{d\\tau} = \\rho_\\tau, \\qquad
