@@ -3,7 +3,8 @@
 Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
 
 (a) metastable Post-LN (n = 32, d = 8, beta = 9, 2 seeds, uniform start):
-    to t = 1e12 with coincident tokens merged (target < 20,000 evaluations),
+    to t = 1e12 with coincident tokens merged (target < 20,000 evaluations);
+    beta = 15 to t = 1e15;
     and to t = 1e6 merged vs not merged (ratio of evaluations and of time;
     ``--quick`` stops the unmerged run at t = 1e4);
 (b) output times: 20,001 against 11 over [0, 50] (target: at most 2x the
@@ -50,6 +51,11 @@ def part_a(quick):
     print(f"(a) to t = 1e12, merged: {far.nfev:,} evaluations, {sec:.1f} s, "
           f"{far.merged} tokens merged, clusters at 1e3: {far.clusters[:, 0].tolist()}, "
           f"at 1e12: {far.clusters[:, -1].tolist()}  (target < 20,000)")
+    X15 = sd.init.sphere(32, 8, batch=1, seed=0)
+    deep, sec = timed(lambda: sd.simulate("post-ln", X15, beta=15.0,
+                                          t=[1e2, 1e6, 1e9, 1e12, 1e15]))
+    print(f"    beta = 15, 1 seed, to t = 1e15: {deep.nfev:,} evaluations, {sec:.1f} s, "
+          f"clusters at t = 1e2, 1e6, 1e9, 1e12, 1e15: {deep.clusters[0].tolist()}")
     T = 1e4 if quick else 1e6
     merged, t_m = timed(lambda: run([T], None))
     plain, t_p = timed(lambda: run([T], 0.0))

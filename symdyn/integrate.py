@@ -271,11 +271,13 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         time ``k`` instead of storing them (then ``BatchSolution.y`` is None).
     refresh : callable, optional
         ``refresh(members, y) -> (changed, dims)``, called for the members
-        that just completed :data:`REFRESH_STEPS` accepted steps: ``changed``
-        (bools) marks members whose right-hand side changed (the merging of
-        coincident particles: their first stage is evaluated anew and the
-        error prediction dropped), ``dims`` the number of components of each
-        member that still move (the error norm averages over them).
+        that just completed :data:`REFRESH_STEPS` accepted steps with their
+        states ``y`` (a copy it may change in place: the rows of changed
+        members are taken over): ``changed`` (bools) marks members whose state
+        or right-hand side changed (the merging of coincident particles: their
+        first stage is evaluated anew and the error prediction dropped),
+        ``dims`` the number of components of each member that still move (the
+        error norm averages over them).
 
     Returns
     -------
@@ -341,7 +343,9 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
             accepted[idx] += 1
             due = idx[accepted[idx] % REFRESH_STEPS == 0]
             if due.size:
-                changed, dims[due] = refresh(due, y[due])
+                rows = y[due]
+                changed, dims[due] = refresh(due, rows)
+                y[due[changed]] = rows[changed]
                 nfev += _restart(f, args, stops, due[changed], t, y, fy, last_err)
         h[active] = new_h
         nsteps[active] += 1

@@ -11,9 +11,10 @@ time units for as long as the cluster lives.
 A token ``j`` joins token ``i`` when
 :math:`|\\theta_i - \\theta_j| \\le \\delta` and
 :math:`|r_i - r_j| \\le \\delta \\max(r_i, r_j)`: the group takes the
-lowest index as its representative, the sum of the masses, and the
-representative's state; the others are frozen with mass 0 and report the
-representative's state and speed. Groups are the connected components of
+lowest index as its representative, the sum of the masses, and the group's
+centre of mass (directions averaged with the masses and normalized, norms
+averaged); the others are frozen with mass 0 and report the representative's
+state and speed. Groups are the connected components of
 "within delta", so a group of ``k`` spans at most ``(k - 1) delta``.
 
 The threshold. Inside a cluster, tokens contract towards each other (rate
@@ -63,7 +64,9 @@ class Coalescence:
 
     def merge(self, members, theta, rad):
         """Merge coincident live tokens of ``members`` (states ``theta`` (m, n,
-        d), ``rad`` (m, n)); returns the bool mask of members that changed."""
+        d), ``rad`` (m, n), changed in place: each group's representative moves
+        to the group's centre of mass); returns the bool mask of members that
+        changed."""
         changed = np.zeros(len(members), dtype=bool)
         if not self.distance:
             return changed
@@ -90,8 +93,13 @@ class Coalescence:
         mass, rep = self.mass[m], self.rep[m]
         for group in np.unique(label[a[near]]):
             tokens = np.flatnonzero(label == group)
-            head = tokens[0]
-            mass[head] = mass[tokens].sum()
+            head, weight = tokens[0], mass[tokens]
+            # the group's centre of mass: to first order the intra-cluster flow
+            # keeps it, so it is where the group would have met (error O(delta^2))
+            centre = weight @ theta[tokens]
+            theta[head] = centre / np.linalg.norm(centre)
+            rad[head] = weight @ rad[tokens] / weight.sum()
+            mass[head] = weight.sum()
             mass[tokens[1:]] = 0.0
             rep[np.isin(rep, tokens)] = head
             self.merges += len(tokens) - 1

@@ -169,14 +169,27 @@ class _Field:
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
-        A = _attention(Y, beta, qkv, self.attention, ident, out=out, work=work, mass=mass)
-        a_k = np.einsum("mnd,mnd->mn", A, theta)
-        norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
+        if ident:
+            # A = A_off + own * theta_k: P_theta A = A_off - <A_off, theta> theta
+            # exactly, without cancelling the token's own O(1) term (attention.py)
+            A, own = _attention(Y, beta, None, self.attention, True, out=out, work=work,
+                                mass=mass, split_self=True)
+            if self.raw:
+                own = own * rad
+            along = np.einsum("mnd,mnd->mn", A, theta)
+            a_k = own + along
+            norm = np.sqrt(np.maximum(np.einsum("mnd,mnd->mn", A, A)
+                                      + own * (own + 2 * along), 0.0))
+        else:
+            A = _attention(Y, beta, qkv, self.attention, False, out=out, work=work,
+                           mass=mass)
+            along = a_k = np.einsum("mnd,mnd->mn", A, theta)
+            norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
         speed, radial = self.laws[self.law_of_phase[phase]]
         args = (tm[:, None], rad, a_k, norm, n, beta[:, None])
         s = np.broadcast_to(speed(*args), a_k.shape)
         rho = np.broadcast_to(radial(*args), a_k.shape)
-        np.multiply(theta, a_k[..., None], out=tmp)
+        np.multiply(theta, along[..., None], out=tmp)
         A -= tmp
         A *= (1.0 / s)[..., None]
         # s = +inf is a law that outgrew floats: 1/s = 0, its exact limit.
@@ -595,7 +608,9 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
 
     def refresh(members, y):
         th, rr = unpack(y)
-        return merged.merge(members, th, rr), merged.live_dims(members, d + 1)
+        changed = merged.merge(members, th, rr)
+        y[:, :nd], y[:, nd:] = th.reshape(len(y), nd), rr     # unpack may copy
+        return changed, merged.live_dims(members, d + 1)
 
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
     with np.errstate(all="ignore"):

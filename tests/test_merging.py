@@ -80,3 +80,42 @@ def test_merge_threshold_is_checked():
     X0 = sd.init.sphere(4, 3, seed=0)
     with pytest.raises(ValueError, match="merge"):
         sd.simulate("post-ln", X0, beta=1.0, t=[1.0], merge=1e-3)
+
+
+def _two_clusters(beta=15.0, cos=-0.78):
+    theta = np.array([[[1.0, 0.0, 0.0], [cos, np.sqrt(1 - cos * cos), 0.0]]])
+    R, _ = np.linalg.qr(np.random.default_rng(5).normal(size=(3, 3)))   # no aligned axes
+    theta = theta @ R.T
+    theta /= np.linalg.norm(theta, axis=-1, keepdims=True)
+    return theta, np.array([[20.0, 12.0]]), beta
+
+
+def _exact_velocity(theta, mass, beta):
+    """Token 0's velocity, two weighted tokens, in 40 digits (mpmath)."""
+    import mpmath
+    with mpmath.workdps(40):
+        t0, t1 = (mpmath.matrix(theta[0, k].tolist()) for k in (0, 1))
+        c = (t0.T * t1)[0]
+        w = mass[0, 1] * mpmath.exp(beta * (c - 1))
+        v = (w / (mass[0, 0] + w)) * (t1 - c * t0)
+        return np.array([float(x) for x in v])
+
+
+def test_far_clusters_move_with_full_relative_precision():
+    # velocity ~1e-12: the token's own O(1) attention term is split off, not
+    # subtracted after the fact (that left 1e-16 noise, 1e-4 relative)
+    from symdyn.particles import _Field
+    theta, mass, beta = _two_clusters()
+    field = _Field(sd.scheme("post-ln"), sd.weights.identity(3), "softmax", (), None)
+    v, _ = field(np.zeros(1), theta, np.ones((1, 2)), np.array([beta]), 0, mass=mass)
+    exact = _exact_velocity(theta, mass, beta)
+    assert np.linalg.norm(exact) < 1e-10
+    assert np.linalg.norm(v[0, 0] - exact) < 1e-12 * np.linalg.norm(exact)
+
+
+def test_velocity_test_sees_the_subtracted_form():
+    theta, mass, beta = _two_clusters()
+    A = attention(theta, np.array([beta]), None, "softmax", identity=True, mass=mass)
+    v = A[0, 0] - (A[0, 0] @ theta[0, 0]) * theta[0, 0]
+    exact = _exact_velocity(theta, mass, beta)
+    assert np.linalg.norm(v - exact) > 1e-9 * np.linalg.norm(exact)
