@@ -462,9 +462,13 @@ def _solve_one(system, times, y0, args, rtol, atol, field):
 
     def f(tt, y, phase):
         eps, r = math.exp(y[0]), y[1]
-        if not r > 0 or (speed is not None and not speed[phase](tt, eps, r, *values) > 0):
-            raise ArithmeticError("refused")
-        return rates[phase](tt, eps, r, *values)
+        try:
+            s = speed[phase](tt, eps, r, *values) if speed is not None else 1.0
+            if not (r > 0 and math.isfinite(s) and s > 0):    # as _Field refuses
+                raise ArithmeticError("refused")
+            return rates[phase](tt, eps, r, *values)
+        except (NameError, TypeError, AttributeError):   # a function math lacks
+            raise GiveUp from None
 
     h0 = initial_step(field, y0, field(np.zeros(1), y0, np.zeros(1, dtype=int), *args),
                       (np.zeros(1, dtype=int),) + args, np.asarray(rtol), atol, times[-1])

@@ -68,3 +68,14 @@ def test_a_refused_law_is_reported_by_the_batched_path():
     s = sd.custom_scheme("shrink", speed="r", radial="-1")      # r = 1 - t
     with pytest.raises(ValueError, match=r"radial: .* at t = 1 "):
         sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=[0.5, 3.0])
+
+
+def test_a_law_math_cannot_evaluate_goes_to_the_batched_path():
+    import sympy as sp
+
+    from symdyn.registry import Scheme
+    from symdyn.symbols import A_norm, t
+    s = Scheme("signed", A_norm * (2 + sp.sign(sp.sin(t))), sp.Integer(0), sp.oo)
+    one = sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=[3.0])
+    two = sd.solve(s, n=[8, 9], beta=1.0, gamma0=0.0, t=[3.0])
+    assert abs(one.log_epsilon[0] - two.log_epsilon[0, 0]) < 1e-12
