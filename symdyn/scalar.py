@@ -9,10 +9,10 @@ rejection, steps clipped onto breakpoints, the continuous extension for
 output times) on lists of Python floats, with right-hand sides compiled for
 the ``math`` module.
 
-It answers with ``None`` where it does not apply or gives up (a right-hand
+It raises :class:`GiveUp` where it does not apply or gives up (a right-hand
 side that raises or is not finite, a step below ``1e-14 t``, too many steps):
-the caller then runs the batched integrator, whose diagnostics name the
-cause. A member's result agrees with the batched path to rounding in the
+the caller (``sd.solve``) then runs the batched integrator, whose
+diagnostics name the cause. A member's result agrees with the batched path to rounding in the
 evaluations (libm against numpy's ``exp``), which can move a step decision:
 at worst by the tolerance (tests/test_scalar.py).
 """
