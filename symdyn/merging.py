@@ -44,10 +44,6 @@ PER_RTOL = 100
 #: the integration resolves; float32 resolves ~1e-7, runs at rtol >= 1e-6).
 LARGEST = {"float64": 1e-6, "float32": 1e-4}
 
-# Pairs whose cosine is below this cannot be within DISTANCE (a cheap filter
-# from the Gram matrix; the distance itself is computed from differences).
-_CANDIDATE_COSINE = 1 - 1e-12
-
 
 class Coalescence:
     """Masses and representatives of a batch of ``M`` runs of ``n`` tokens.
@@ -73,7 +69,12 @@ class Coalescence:
             return changed
         live = self.mass[members] > 0
         G = theta @ np.swapaxes(theta, -1, -2)
-        close = (G >= _CANDIDATE_COSINE) & live[:, :, None] & live[:, None, :]
+        # a cheap filter: within delta means cos >= 1 - delta^2/2, less the Gram
+        # matrix's rounding (d products, each to eps of theta's precision); the
+        # distance itself is then computed from differences
+        d = theta.shape[-1]
+        floor = 1 - (self.distance**2 / 2 + 4 * d * np.finfo(theta.dtype).eps)
+        close = (G >= floor) & live[:, :, None] & live[:, None, :]
         n = theta.shape[1]
         close[:, np.arange(n), np.arange(n)] = False
         for i in np.flatnonzero(close.any(axis=(1, 2))):
@@ -106,9 +107,9 @@ class Coalescence:
             self.merges += len(tokens) - 1
         return True
 
-    def live_dims(self, members, per_token, extra=0):
+    def live_dims(self, members, per_token):
         """Components that still move: ``per_token`` for each live token."""
-        return (self.mass[members] > 0).sum(axis=1) * per_token + extra
+        return (self.mass[members] > 0).sum(axis=1) * per_token
 
     def expand(self, members, *arrays):
         """Per original token: each array (m, n, ...) read at the representatives."""
