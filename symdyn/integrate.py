@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dop853
+from . import dop853, rosenbrock
 from .checks import finite_array
 
 SAFETY = 0.9          # aim at err = 0.9**8 ~ 0.43, not at the edge err = 1
@@ -51,6 +51,9 @@ ESTIMATE_FLOOR = 0.1
 MIN_RELATIVE_STEP = 1e-14    # below 1e-14 * max(1, |t|) a member fails
 FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
+STIFF_EDGE = 6.1             # h lambda of DOP853 at the edge of its stability region (dop853.f)
+STIFF_STEPS = 15             # ... this many accepted steps in a row: switch to ROS34PW2
+EXPLICIT_EDGE = 3.0          # h |J| below this: back to DOP853
 
 _S = dop853.N_STAGES
 
@@ -64,6 +67,7 @@ class BatchSolution:
     nsteps: np.ndarray
     success: bool
     message: str
+    stiff_steps: np.ndarray | None = None     # Rosenbrock-W steps per member
 
 
 def _combine(weights, K):
@@ -138,10 +142,11 @@ def error_norm(K, h, scale, dims=None):
     return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
 
 
-def step_factor(err, finite, after_rejection, predicted):
+def step_factor(err, finite, after_rejection, predicted, exponent=ERROR_EXPONENT):
     """Next step / this step, per member.
 
-    :math:`0.9\\,\\max(\\mathrm{err}, 0.1\\,\\mathrm{predicted})^{-1/8}` in
+    :math:`0.9\\,\\max(\\mathrm{err}, 0.1\\,\\mathrm{predicted})^{-1/8}`
+    (``exponent``, per member: -1/8 for DOP853, -1/3 for ROS34PW2) in
     ``[0.2, 10]`` (the floor only for accepted steps); at most 1 for a
     rejected step or the first acceptance after a rejection; 0.2 after a
     non-finite step. ``predicted``: the err that the previous accepted step
@@ -150,7 +155,7 @@ def step_factor(err, finite, after_rejection, predicted):
     accept = finite & (err < 1)
     effective = np.where(accept, np.maximum(err, ESTIMATE_FLOOR * predicted), err)
     with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(effective > 0, SAFETY * effective ** ERROR_EXPONENT, MAX_FACTOR)
+        factor = np.where(effective > 0, SAFETY * effective ** exponent, MAX_FACTOR)
     factor = np.clip(factor, MIN_FACTOR, MAX_FACTOR)
     factor = np.where(accept & ~after_rejection, factor, np.minimum(factor, 1.0))
     return accept, np.where(finite, factor, MIN_FACTOR)
@@ -238,7 +243,7 @@ def _check(t_out, y0, rtol, atol):
 
 def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
               max_steps=200_000, project=None, record=None,
-              refresh=None) -> BatchSolution:
+              refresh=None, stiff=False) -> BatchSolution:
     """Integrate ``dy/dt = f(t, y, phase, *args)`` from ``t = 0`` for every member.
 
     Parameters
@@ -278,6 +283,10 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         first stage is evaluated anew and the error prediction dropped),
         ``dims`` the number of components of each member that still move (the
         error norm averages over them).
+    stiff : bool
+        Let members whose explicit steps are stability-limited switch to the
+        Rosenbrock-W method :mod:`symdyn.rosenbrock` (see :func:`_switch`),
+        and back. Stiff steps end on every output time (no dense output).
 
     Returns
     -------
@@ -305,40 +314,46 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     active = np.arange(M) if len(stops.times) else np.arange(0)
     K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
     dims, accepted = np.full(M, dim), np.zeros(M, dtype=int)
+    mode = _Modes(M, stiff)
     while active.size:
         ta, ya = t[active], y[active]
         arga = (stops.phase(ta),) + tuple(a[active] for a in args)
-        target = stops.times[stop[active]]
+        stop_time = stops.times[stop[active]]
+        target = mode.target(active, ta, stop_time, t_out, following)
         step = np.minimum(h[active], target - ta)
         clipped = step >= target - ta
-        Ka = K[:, : active.size]
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
-            y_new = dop853_step(f, ta, ya, fy[active], step, t_new, arga, Ka)
-            scale = atol[active] + rtol * np.maximum(np.abs(ya), np.abs(y_new))
-            err = error_norm(Ka, step, scale, dims[active])
+            y_new, f_new, err, Ka, cost = mode.step(f, active, ta, ya, fy[active], step,
+                                                    t_new, arga, K, atol, rtol, dims)
             ratio = step / last_h[active]
             predicted = np.where(last_err[active] > 0,
                                  last_err[active] * ratio ** (-1 / ERROR_EXPONENT), 0.0)
-        nfev += _S
-        finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(Ka[_S]), axis=1)
+        nfev += cost
+        finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(f_new), axis=1)
                   & np.isfinite(err))
-        accept, factor = step_factor(err, finite, rejected[active], predicted)
+        accept, factor = step_factor(err, finite, rejected[active], predicted,
+                                     mode.exponent(active))
         new_h = step * factor
         # A step shortened to land on a stop does not shrink the next proposal.
         new_h = np.where(accept & clipped, np.maximum(new_h, h[active]), new_h)
         rejected[active] = ~accept
-        full = active[accept & ~clipped]
-        last_err[full], last_h[full] = err[accept & ~clipped], step[accept & ~clipped]
+        ex = mode.explicit
+        keep = accept & ~clipped & (ex if isinstance(ex, np.ndarray) else True)
+        last_err[active[keep]], last_h[active[keep]] = err[keep], step[keep]
 
         idx = active[accept]
-        nfev += _serve(f, t_out, out, following, project, accept, idx, ta, ya, step,
-                       t_new, y_new, arga, Ka)
+        nfev += _serve(f, t_out, out, following, project, accept[ex], active[ex][accept[ex]],
+                       ta[ex], ya[ex], step[ex], t_new[ex], y_new[ex],
+                       tuple(a[ex] for a in arga), Ka)
+        _serve_ends(t_out, out, following, project, idx, t_new[accept], y_new[accept])
         if project is not None and idx.size:
             y_new[accept] = project(y_new[accept])
         t[idx] = t_new[accept]
-        y[idx], fy[idx] = y_new[accept], Ka[_S][accept]
-        nfev += _land(f, args, stops, idx[clipped[accept]], stop, t, y, fy, last_err)
+        y[idx], fy[idx] = y_new[accept], f_new[accept]
+        on_stop = accept & clipped & (t_new == stop_time)
+        nfev += _land(f, args, stops, active[on_stop], stop, t, y, fy, last_err)
+        mode.switch(active, accept & ~clipped, new_h, last_err)
         if refresh is not None:
             accepted[idx] += 1
             due = idx[accepted[idx] % REFRESH_STEPS == 0]
@@ -359,42 +374,137 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
                if nsteps[m] < max_steps else f"more than {max_steps} steps")
         return BatchSolution(out.y, nfev, nsteps, False,
                              f"integration failed for {failed.sum()} member(s), "
-                             f"first #{m} at t = {t[m]:.6g}: {why}")
-    return BatchSolution(out.y, nfev, nsteps, True, "integration successful")
+                             f"first #{m} at t = {t[m]:.6g}: {why}", mode.stiff_steps)
+    return BatchSolution(out.y, nfev, nsteps, True, "integration successful",
+                         mode.stiff_steps)
+
+
+class _Modes:
+    """Which members step explicitly (DOP853) and which with ROS34PW2.
+
+    A member switches to the Rosenbrock-W method after :data:`STIFF_STEPS`
+    consecutive accepted DOP853 steps at the edge of its stability region,
+    :math:`h\\lambda > 6.1` with Hairer's estimate
+    :math:`\\lambda = |k_{12} - k_{11}| / |y_1 - Y_{11}|` (``dop853.f``; the last
+    stage and the new solution are both at ``t + h``), and back once its
+    step ``h`` satisfies :math:`h \\|J\\|_2 < 3`, where DOP853 is stable again
+    and its 8th order is the cheaper way to the tolerance.
+    """
+
+    def __init__(self, M, enabled):
+        self.enabled = enabled
+        self.stiff = np.zeros(M, dtype=bool)
+        self.count = np.zeros(M, dtype=int)
+        self.stiff_steps = np.zeros(M, dtype=int)
+        self.explicit = None
+
+    def target(self, active, ta, stop_time, t_out, following):
+        """Where each step must end: the next stop; for stiff members also the
+        next output time (the Rosenbrock step has no dense output)."""
+        sf = self.stiff[active]
+        # a slice while every member steps explicitly: views, no copies
+        self.explicit = ~sf if sf.any() else slice(None)
+        if not sf.any():
+            return stop_time
+        nxt = following[active]
+        out_time = np.where(nxt < len(t_out), t_out[np.minimum(nxt, len(t_out) - 1)], np.inf)
+        return np.where(sf, np.minimum(stop_time, out_time), stop_time)
+
+    def exponent(self, active):
+        sf = self.stiff[active]
+        if not sf.any():
+            return ERROR_EXPONENT
+        return np.where(sf, -1.0 / (rosenbrock.ERROR_ORDER + 1), ERROR_EXPONENT)
+
+    def step(self, f, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims):
+        """One step of every active member; returns ``y_new``, ``f(t_new, y_new)``,
+        the error norms, the DOP853 stages of the explicit members and the
+        evaluations spent."""
+        every = isinstance(self.explicit, slice)
+        e = self.explicit if every else np.flatnonzero(self.explicit)
+        s = np.arange(0) if every else np.flatnonzero(~self.explicit)
+        y_new, f_new = np.empty_like(ya), np.empty_like(ya)
+        err, self.lam = np.empty(len(active)), np.zeros(len(active))
+        Ka, cost = K[:, : len(active) - s.size], 0
+        if len(active) - s.size:
+            sub = tuple(a[e] for a in arga)
+            y_new[e] = dop853_step(f, ta[e], ya[e], fa[e], step[e], t_new[e], sub, Ka)
+            f_new[e] = Ka[_S]
+            scale = atol[active[e]] + rtol * np.maximum(np.abs(ya[e]), np.abs(y_new[e]))
+            err[e] = error_norm(Ka, step[e], scale, dims[active[e]])
+            if self.enabled:
+                y_last = ya[e] + step[e][:, None] * _combine(dop853.A[_S - 1, : _S - 1], Ka)
+                self.lam[e] = step[e] * np.sqrt(_sq(Ka[_S] - Ka[_S - 1])
+                                                / _sq(y_new[e] - y_last))
+            cost += _S
+        self.sigma = np.zeros(len(active))
+        if s.size:
+            sub = tuple(a[s] for a in arga)
+            J, ft, jcost = rosenbrock.jacobian(f, ta[s], ya[s], fa[s], sub)
+            y_new[s], error, f_new[s] = rosenbrock.step(f, ta[s], ya[s], fa[s], step[s],
+                                                        t_new[s], sub, J, ft)
+            scale = atol[active[s]] + rtol * np.maximum(np.abs(ya[s]), np.abs(y_new[s]))
+            err[s] = np.sqrt(_sq(error / scale) / dims[active[s]])
+            self.sigma[s] = rosenbrock.spectral_norm(J)
+            self.stiff_steps[active[s]] += 1
+            cost += jcost + rosenbrock.STAGES
+        return y_new, f_new, err, Ka, cost
+
+    def switch(self, active, full, new_h, last_err):
+        """Count stiff DOP853 steps and switch members (accepted full steps)."""
+        if not self.enabled:
+            return
+        explicit = np.ones(len(active), dtype=bool) if isinstance(self.explicit, slice) \
+            else self.explicit
+        e = full & explicit
+        edge = self.lam > STIFF_EDGE
+        self.count[active[e]] = np.where(edge[e], self.count[active[e]] + 1, 0)
+        going = active[e & edge][self.count[active[e & edge]] >= STIFF_STEPS]
+        back = active[full & ~explicit & (new_h * self.sigma < EXPLICIT_EDGE)]
+        self.stiff[going], self.count[going] = True, 0
+        self.stiff[back] = False
+        last_err[going] = last_err[back] = 0.0
+
+
+def _sq(x):
+    return np.einsum("mi,mi->m", x, x)
 
 
 def _serve(f, t_out, out, following, project, accept, idx, ta, ya, step, t_new, y_new,
            arga, Ka):
-    """Save the outputs that the accepted steps reach: ``y_new`` at an output
-    time the step ends on, the continuous extension strictly inside it.
-    Returns the evaluations spent (3 when some step has an output inside)."""
+    """Save the outputs strictly inside the accepted DOP853 steps, from the
+    continuous extension. Returns the evaluations spent (3 when some step has
+    an output inside)."""
     pos = np.flatnonzero(accept)
     nxt = following[idx]
     pending = nxt < len(t_out)
     inside = pending & (t_out[np.minimum(nxt, len(t_out) - 1)] < t_new[pos])
-    nfev = 0
-    if inside.any():
-        p, m = pos[inside], idx[inside]
-        Kp = Ka[:, p]
-        with np.errstate(all="ignore"):
-            F = dense_coefficients(f, ta[p], ya[p], step[p], y_new[p],
-                                   tuple(a[p] for a in arga), Kp)
-        nfev = 3
-        first = following[m]
-        count = np.searchsorted(t_out, t_new[p], side="left") - first
-        row = np.repeat(np.arange(len(p)), count)           # one row per output
-        k = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
-        x = (t_out[k] - ta[p][row]) / step[p][row]
-        rows = interpolate([c[row] for c in F], ya[p][row], x)
-        out.save(m[row], k, rows if project is None else project(rows))
-        following[m] += count
+    if not inside.any():
+        return 0
+    p, m = pos[inside], idx[inside]
+    Kp = Ka[:, p]
+    with np.errstate(all="ignore"):
+        F = dense_coefficients(f, ta[p], ya[p], step[p], y_new[p],
+                               tuple(a[p] for a in arga), Kp)
+    first = following[m]
+    count = np.searchsorted(t_out, t_new[p], side="left") - first
+    row = np.repeat(np.arange(len(p)), count)           # one row per output
+    k = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
+    x = (t_out[k] - ta[p][row]) / step[p][row]
+    rows = interpolate([c[row] for c in F], ya[p][row], x)
+    out.save(m[row], k, rows if project is None else project(rows))
+    following[m] += count
+    return 3
+
+
+def _serve_ends(t_out, out, following, project, idx, t_new, y_new):
+    """Save ``y_new`` of the accepted steps that end on an output time."""
     nxt = following[idx]
-    ends = (nxt < len(t_out)) & (t_out[np.minimum(nxt, len(t_out) - 1)] == t_new[pos])
+    ends = (nxt < len(t_out)) & (t_out[np.minimum(nxt, len(t_out) - 1)] == t_new)
     if ends.any():
-        rows = y_new[pos[ends]]
+        rows = y_new[ends]
         out.save(idx[ends], nxt[ends], rows if project is None else project(rows))
         following[idx[ends]] += 1
-    return nfev
 
 
 def _land(f, args, stops, landed, stop, t, y, fy, last_err):

@@ -56,7 +56,7 @@ class Coalescence:
         self.mass = np.ones((M, n))
         self.rep = np.tile(np.arange(n), (M, 1))
         self.distance = distance
-        self.log_norm = log_norm        # rad holds log r (symdyn.log_clock)
+        self.log_norm = log_norm        # rad holds log r - tau (symdyn.log_clock)
         self.merges = 0
 
     def merge(self, members, theta, rad):

@@ -36,7 +36,7 @@ import sympy as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
-from . import log_clock, merging
+from . import log_clock, merging, rosenbrock
 from .attention import attention as _attention
 from .attention import of_weights
 from .checks import check_attention, finite_array, memory, number, output_times, real_array
@@ -80,6 +80,9 @@ class Simulation:
     merged : int
         Tokens merged into a coincident one over the whole batch
         (:mod:`symdyn.merging`; continuous dynamics only).
+    stiff_steps : int
+        Steps taken with the Rosenbrock-W method over the whole batch
+        (``method="auto"``; the rest are DOP853 steps).
     clock : {"t", "log"}
         ``"log"``: ``t`` holds :math:`\\tau = \\log(1 + t)`, ``r`` holds
         :math:`\\log r` and ``speed`` is :math:`|d\\theta/d\\tau|`
@@ -109,6 +112,7 @@ class Simulation:
     message: str
     merged: int = 0
     clock: str = "t"
+    stiff_steps: int = 0
 
     def _repr_html_(self) -> str:
         return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
@@ -124,7 +128,7 @@ class _Field:
 
     def __init__(self, s, w, attention, breakpoints, period, log=False, dtype=np.float64):
         self.s, self.w, self.attention, self.dtype = s, w, attention, dtype
-        # log clock (symdyn.log_clock): the time is tau, rad holds ell = log r
+        # log clock (symdyn.log_clock): the time is tau, rad holds u = log r - tau
         self.log = log
         self.laws = log_clock.numeric(s) if log else s.numeric()
         self.scheme_bps = (log_clock.breakpoints(s) if log
@@ -242,8 +246,10 @@ class _Recorder:
         self.X = np.full((M, K, n, d), np.nan) if save_x else None
         self.threshold = threshold
 
-    def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None):
-        """Record output ``k`` at time ``tk``: the speeds are the field's there.
+    def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
+                shift=0.0):
+        """Record output ``k`` at time ``tk``: the speeds are the field's there
+        (``r`` is recorded as ``rad + shift``: the log clock's ``u + tau``).
 
         ``merged`` (a :class:`~symdyn.merging.Coalescence`): every original
         token reports its representative's state and speed. A non-finite
@@ -260,7 +266,7 @@ class _Recorder:
         if not (np.isfinite(theta).all() and np.isfinite(speed).all()):
             raise ArithmeticError("simulate: " + (field.fault or f"non-finite tokens or "
                                                                f"velocities at {where}"))
-        self(k, members, theta, rad, speed)
+        self(k, members, theta, rad + shift, speed)
 
     def __call__(self, k, members, theta, rad, speed):
         n = theta.shape[1]
@@ -424,7 +430,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              atol: float | None = None,
              save_x: bool = False, cluster_threshold: float = 0.999,
              merge: float | None = None, clock: str = "t", dtype=np.float64,
-             **params: float) -> Simulation:
+             method: str = "auto", **params: float) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters
@@ -470,6 +476,11 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         ``clusters`` and ``min_cosine`` away from 1 (cosines to ~1e-7), but
         not of ``epsilon`` near a cluster; ``cluster_threshold`` must then be
         at most ``1 - 1e-4``.
+    method : {"auto", "dop853"}
+        Continuous dynamics: ``"auto"`` lets runs whose explicit steps become
+        stability-limited (contracting clusters) switch to the Rosenbrock-W
+        method ROS34PW2 and back (:mod:`symdyn.rosenbrock`; float64 and at most
+        ``rosenbrock.MAX_DIM`` state components); ``"dop853"`` stays explicit.
     **params : float
         Values of the scheme's free parameters (one number each; defaults
         where omitted): the run uses ``scheme.bind(**params)``.
@@ -504,6 +515,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
              else number(merge, "merge", 0, largest))
     _check_clock(clock, s, step)
+    if method not in ("auto", "dop853"):
+        raise ValueError(f"method must be 'auto' or 'dop853', got {method!r}")
     if not isinstance(save_x, (bool, np.bool_)):
         raise ValueError(f"save_x must be True or False, got {save_x!r}")
     X, (M, n, d) = _shape(X0)
@@ -540,11 +553,12 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     theta, rad, w = theta.astype(dtype), rad.astype(dtype), w.astype(dtype)
     rec = _Recorder(M, n, theta.shape[-1], len(times), threshold, save_x)
     if step is None:
-        steps, nfev, msg, merged = _continuous(s, w, attention, theta, rad, b, times,
-                                               rtol, atol, rec, merge, clock == "log")
+        steps, nfev, msg, merged, stiff_steps = _continuous(s, w, attention, theta, rad, b, times,
+                                               rtol, atol, rec, merge, clock == "log",
+                                               method)
     else:
         steps, nfev, msg = _layers(s, w, attention, theta, rad, b, times, step, rec)
-        merged = 0
+        merged = stiff_steps = 0
 
     if np.isnan(rec.gamma).any():      # never return a time that was not computed
         raise ArithmeticError(f"simulate: no result at t = {times[np.isnan(rec.gamma).any(0)]}")
@@ -555,14 +569,15 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
                       out(rec.clusters), out(rec.linked),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
-                      threshold, steps, nfev, msg, merged, clock)
+                      threshold, steps, nfev, msg, merged, clock, stiff_steps)
 
 
 # --------------------------------------------------------------------------
 # continuous dynamics
 # --------------------------------------------------------------------------
 
-def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log):
+def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log,
+                method):
     M, n, d = theta.shape
     T = times[-1]
     period = None
@@ -576,7 +591,7 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
     bps = sorted(set(s.breakpoints) | set(unit_bps))
     if log:
         bps = sorted(log_clock.breakpoints(s))
-        rad = np.log(rad)
+        rad = np.log(rad)           # u = log r - tau at tau = 0
     field = _Field(s, w, attention, bps, period, log, theta.dtype)
     on_sphere = s.on_sphere
     nd = n * d
@@ -604,7 +619,7 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
     def record(k, members, y):
         th, rr = unpack(y)
         rec.observe(field, k, members, times[k], th, rr, beta[members], None,
-                    f"t = {times[k]:g}", merged)
+                    f"t = {times[k]:g}", merged, times[k] if log else 0.0)
 
     def refresh(members, y):
         th, rr = unpack(y)
@@ -613,13 +628,16 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
         return changed, merged.live_dims(members, d + 1)
 
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
+    stiff = (method == "auto" and y0.shape[1] <= rosenbrock.MAX_DIM
+             and theta.dtype == np.float64)
     with np.errstate(all="ignore"):
         sol = integrate(rhs, times, y0, (beta, merged.mass), rtol=rtol, atol=atol,
                         breakpoints=bps, project=project, record=record,
-                        refresh=refresh if merge else None)
+                        refresh=refresh if merge else None, stiff=stiff)
     if not sol.success:     # a law the field refused is the likely cause
         raise ArithmeticError(f"simulate: {field.fault or sol.message}")
-    return int(sol.nsteps.sum()), sol.nfev, sol.message, merged.merges
+    return (int(sol.nsteps.sum()), sol.nfev, sol.message, merged.merges,
+            int(sol.stiff_steps.sum()))
 
 
 # --------------------------------------------------------------------------
