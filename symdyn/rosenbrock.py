@@ -87,21 +87,6 @@ def jacobian(f, t, y, fy, args):
     return J, D[:, dim] / eps_t[:, None], cols
 
 
-def spectral_norm(J, iterations=8):
-    """An estimate of :math:`\\|J\\|_2 \\ge \\rho(J)` per member by power
-    iteration on :math:`J^T J` from a fixed start (a lower estimate of the
-    norm, converging from below)."""
-    v = np.ones(J.shape[:2]) / np.sqrt(J.shape[1])
-    sigma = np.zeros(J.shape[0])
-    for _ in range(iterations):
-        w = np.einsum("mij,mj->mi", J, v)
-        sigma = np.sqrt(np.einsum("mi,mi->m", w, w))
-        u = np.einsum("mji,mj->mi", J, w)
-        norm = np.sqrt(np.einsum("mi,mi->m", u, u))
-        v = u / np.where(norm > 0, norm, 1.0)[:, None]
-    return sigma
-
-
 def step(f, t, y, fy, h, t_new, args, J, ft):
     """One ROS34PW2 step of size ``h`` (shape ``(m,)``) for every row of ``y``.
 
