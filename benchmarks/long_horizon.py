@@ -19,7 +19,12 @@ Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
 (f) float32 against float64: the particle field at batch 8, n = 256,
     d = 512, and a phase-diagram sweep (n = 32, d = 128, 10 betas, 8 seeds,
     t to 1e3, one worker): time ratio and the largest difference of the
-    linked fractions (target <= 1e-3).
+    linked fractions (target <= 1e-3);
+(g) stiff stretches: method="auto" (DOP853, switching to ROS34PW2 where its
+    steps are held by stability) against method="dop853": the log clock
+    after clustering (Pre-LN, n = 8, d = 2, beta = 4, 8 seeds, to tau = 1e5)
+    and unmerged Post-LN contraction (n = 8, d = 4, beta = 9, 2 seeds,
+    merge=0, to t = 1e5); ``--quick`` stops both at 1e4.
 """
 
 import argparse
@@ -186,6 +191,28 @@ def part_f(quick):
           f"the threshold)")
 
 
+def part_g(quick):
+    T = 1e4 if quick else 1e5
+    cases = {
+        "log clock, Pre-LN n = 8, d = 2, 8 seeds": lambda method: sd.simulate(
+            "pre-ln", sd.init.sphere(8, 2, batch=8, seed=3), beta=4.0, t=[10.0, 1e3, T],
+            clock="log", method=method),
+        "unmerged Post-LN n = 8, d = 4, 2 seeds": lambda method: sd.simulate(
+            "post-ln", sd.init.sphere(8, 4, batch=2, seed=0), beta=9.0, t=[1e2, T],
+            merge=0.0, method=method),
+    }
+    print(f"(g) stiff stretches, to {T:g}: method='auto' vs 'dop853'")
+    for name, run in cases.items():
+        auto, t_a = timed(lambda run=run: run("auto"))
+        explicit, t_e = timed(lambda run=run: run("dop853"))
+        print(f"    {name}: {auto.nfev:,} vs {explicit.nfev:,} evaluations "
+              f"({explicit.nfev / auto.nfev:.1f}x), {t_a:.1f} vs {t_e:.1f} s "
+              f"({t_e / t_a:.1f}x); {auto.stiff_steps} of {auto.steps} steps stiff; "
+              f"max |diff| gamma {np.abs(auto.gamma - explicit.gamma).max():.1e}, "
+              f"r {np.abs(auto.r - explicit.r).max():.1e}, "
+              f"speed {np.abs(auto.speed - explicit.speed).max():.1e}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -196,6 +223,7 @@ def main():
     part_d()
     part_e()
     part_f(quick)
+    part_g(quick)
 
 
 if __name__ == "__main__":

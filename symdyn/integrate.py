@@ -21,6 +21,11 @@ Procedure per sweep over the unfinished members:
    ``[0.2, 10]`` (:func:`step_factor`); a non-finite stage counts as a
    rejection (factor 0.2).
 
+With ``stiff=True``, a member whose steps stability holds (a contraction
+faster than the motion being resolved) continues with the Rosenbrock-W
+method of :mod:`symdyn.rosenbrock`, and returns when explicit steps are
+cheaper again (``_Modes``).
+
 This is the control of ``scipy.integrate.DOP853`` (no growth right after a
 rejection included) with one deliberate addition, :data:`ESTIMATE_FLOOR`:
 the error estimate of a one-dimensional problem (or of a system with one
