@@ -23,8 +23,8 @@ Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
 (g) stiff stretches: method="auto" (DOP853, switching to ROS34PW2 where its
     steps are held by stability) against method="dop853": the log clock
     after clustering (Pre-LN, n = 8, d = 2, beta = 4, 8 seeds, to tau = 1e5)
-    and unmerged Post-LN contraction (n = 8, d = 4, beta = 9, 2 seeds,
-    merge=0, to t = 1e5); ``--quick`` stops both at 1e4.
+    and unmerged Post-LN contraction (beta = 9, 2 seeds, merge=0, to t = 1e5;
+    n = 8, d = 4, and the issue's n = 32, d = 8); ``--quick`` stops all at 1e4.
 """
 
 import argparse
@@ -199,6 +199,9 @@ def part_g(quick):
             clock="log", method=method),
         "unmerged Post-LN n = 8, d = 4, 2 seeds": lambda method: sd.simulate(
             "post-ln", sd.init.sphere(8, 4, batch=2, seed=0), beta=9.0, t=[1e2, T],
+            merge=0.0, method=method),
+        "unmerged Post-LN n = 32, d = 8, 2 seeds": lambda method: sd.simulate(
+            "post-ln", sd.init.sphere(32, 8, batch=2, seed=0), beta=9.0, t=[1e2, T],
             merge=0.0, method=method),
     }
     print(f"(g) stiff stretches, to {T:g}: method='auto' vs 'dop853'")

@@ -58,6 +58,7 @@ FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
 STIFF_EDGE = 3.0             # h lambda of DOP853 held near its stability limit ...
 STIFF_STEPS = 15             # ... for this many accepted steps: switch to ROS34PW2
+TRIAL_STEPS = 8              # ROS34PW2 steps before its step size is judged
 JAC_AGE = 10                 # ROS34PW2 steps on one Jacobian ...
 JAC_FLOATS = 20_000_000      # ... when the batch's Jacobians fit in this many floats
 
@@ -403,7 +404,9 @@ class _Modes:
     itself: a step costs 4 evaluations and a share :math:`(\dim + 1)/10` of
     the Jacobian, which is kept for :data:`JAC_AGE` steps, against DOP853's
     12, so the member returns when its step falls below
-    :math:`\max(1, (4 + (\dim + 1)/10)/12)` times its last explicit step.
+    :math:`\max(1, (4 + (\dim + 1)/10)/12)` times its last explicit step
+    (judged from the :data:`TRIAL_STEPS`-th step on: the first steps grow
+    from the explicit step size).
     Each return doubles the member's count before the next switch, so a
     member whose steps only look stiff pays for at most a few trials.
     """
@@ -421,6 +424,7 @@ class _Modes:
         self.J = self.ft = None
         self.age = np.full(M, JAC_AGE)
         self.h_explicit = np.zeros(M)
+        self.since = np.zeros(M, dtype=int)     # ROS34PW2 steps since the switch
         self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / (JAC_AGE if self.keep else 1))
                          / _S)
 
@@ -477,6 +481,7 @@ class _Modes:
             scale = atol[active[s]] + rtol * np.maximum(np.abs(ya[s]), np.abs(y_new[s]))
             err[s] = np.sqrt(_sq(error / scale) / dims[active[s]])
             self.stiff_steps[active[s]] += 1
+            self.since[active[s]] += 1
             cost += jcost + rosenbrock.STAGES
         return y_new, f_new, err, Ka, cost
 
@@ -509,8 +514,10 @@ class _Modes:
         self.count[active[e]] = np.where(edge[e], self.count[active[e]] + 1, 0)
         ready = e & edge & (self.count[active] >= self.wait[active])
         going = active[ready]
-        back = active[full & ~explicit & (new_h < self.ratio * self.h_explicit[active])]
+        back = active[full & ~explicit & (self.since[active] >= TRIAL_STEPS)
+                      & (new_h < self.ratio * self.h_explicit[active])]
         self.stiff[going], self.count[going], self.h_explicit[going] = True, 0, step[ready]
+        self.since[going] = 0
         self.renew(going)
         self.stiff[back] = False
         self.wait[back] *= 2
