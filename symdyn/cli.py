@@ -94,6 +94,8 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--clock", default="t", choices=("t", "log"),
                    help="log: the radial schemes in tau = log(1 + t); --t-max is then tau")
     m.add_argument("--precision", default="float64", choices=("float64", "float32"))
+    m.add_argument("--method", default="auto", choices=("auto", "dop853"),
+                   help="auto: stiff stretches switch to ROS34PW2; dop853: explicit only")
 
     f = sub.add_parser("figures", help="regenerate the paper's Figures 2-5 (PNG, SVG)")
     f.add_argument("--out", default="figures", help="output folder")
@@ -228,7 +230,7 @@ def _simulate(args) -> str:
     s = _scheme_from(args)
     sim = simulate(s, X0, beta=args.beta, t=times, weights=w, step=args.step,
                    attention=args.attention, clock=args.clock,
-                   dtype=np.dtype(args.precision).type)
+                   dtype=np.dtype(args.precision).type, method=args.method)
     if args.plot:
         from .plot import save, simulation
 

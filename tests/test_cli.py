@@ -186,6 +186,16 @@ def test_simulate_log_clock_and_float32(capsys):
     assert main(["simulate", "post-ln", "--clock", "log"]) == 2
     assert "clock" in capsys.readouterr().err
     assert main(["simulate", "post-ln", "--precision", "float32", "--points", "2"]) == 0
+    capsys.readouterr()
+    runs = {m: ["simulate", "pre-ln", "--clock", "log", "--t-max", "200", "--points", "2",
+                "--n", "8", "--d", "2", "--beta", "4", "--seeds", "1", "--method", m]
+            for m in ("auto", "dop853")}
+    out = {}        # n = 8 to tau = 200: 8 of 94 steps are ROS34PW2 steps with auto
+    for m, argv in runs.items():
+        assert main(argv) == 0
+        out[m] = capsys.readouterr().out.strip().splitlines()[-1].split(",")
+    assert abs(float(out["auto"][1]) - float(out["dop853"][1])) < 1e-9
+    assert main(runs["auto"][:-1] + ["bdf"]) == 2
 
 
 def test_figures_with_custom_schemes(tmp_path, capsys, monkeypatch):
