@@ -14,7 +14,9 @@ Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
 (d) equiangular_time for 10 betas against the one-beta-at-a-time brentq of
     the previous version (target >= 5x), run on today's one-member solves
     (the scalar path) and on the batched path (how one-member solves ran
-    when the issue was filed), and their agreement;
+    when the issue was filed), and their agreement; ``--then TREE`` also
+    times the code of a checkout ``TREE`` of that time (``git worktree add
+    TREE f6d5d83``);
 (e) one-member sd.solve against one solve_ivp call on the same compiled
     right-hand side with the tolerances sd.solve gives each component
     (target: ratio <= 1);
@@ -30,6 +32,8 @@ Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
 """
 
 import argparse
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -117,7 +121,7 @@ def equiangular_time_brentq(scheme, n, beta, level=0.999, t_max=1e6):
     return out
 
 
-def part_d():
+def part_d(then=None):
     betas = np.linspace(0.5, 9.0, 10)
     for scheme in ("post-ln", "pre-ln"):
         new, t_new = timed(lambda scheme=scheme: equiangular_time(scheme, 32, betas))
@@ -133,7 +137,24 @@ def part_d():
         print(f"(d) equiangular_time {scheme}, 10 betas: batched {t_new:.2f} s; brentq on "
               f"today's one-member solves {t_old:.2f} s ({t_old / t_new:.1f}x), on the "
               f"batched path as when the issue was filed {t_then:.2f} s "
-              f"({t_then / t_new:.1f}x, target >= 5); agree to {agree:.1e}")
+              f"({t_then / t_new:.1f}x); agree to {agree:.1e}")
+        if then:
+            best_new = min(timed(lambda scheme=scheme: equiangular_time(scheme, 32, betas))[1]
+                           for _ in range(3))
+            best_then = _time_in(then, scheme)
+            print(f"    against the code in {then}: {best_then:.2f} s, ours {best_new:.2f} s "
+                  f"(best of 3): {best_then / best_new:.1f}x (target >= 5)")
+
+
+def _time_in(tree, scheme):
+    """Best of 3 of equiangular_time for 10 betas, run from another checkout."""
+    code = ("import sys, time, numpy as np; sys.path.insert(0, sys.argv[1]); "
+            "from symdyn.phase_diagram import equiangular_time as f; b = np.linspace(0.5, 9, 10)\n"
+            "ts = []\nfor _ in range(3):\n    t0 = time.perf_counter(); f(sys.argv[2], 32, b)"
+            "; ts.append(time.perf_counter() - t0)\nprint(min(ts))")
+    run = subprocess.run([sys.executable, "-c", code, tree, scheme], capture_output=True,
+                         text=True, check=True, cwd=tree)
+    return float(run.stdout.split()[-1])
 
 
 def part_e():
@@ -229,11 +250,14 @@ def part_g(quick):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
-    quick = p.parse_args().quick
+    p.add_argument("--then", metavar="TREE", help="a checkout of the code when the issue was "
+                   "filed (git worktree add TREE f6d5d83): (d) also times its equiangular_time")
+    args = p.parse_args()
+    quick = args.quick
     part_a(quick)
     part_b()
     part_c()
-    part_d()
+    part_d(args.then)
     part_e()
     part_f(quick)
     part_g(quick)
