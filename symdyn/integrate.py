@@ -60,7 +60,7 @@ STIFF_EDGE = 3.0             # h lambda of DOP853 held near its stability limit 
 STIFF_STEPS = 15             # ... for this many accepted steps: switch to ROS34PW2
 TRIAL_STEPS = 8              # ROS34PW2 steps before its step size is judged
 JAC_AGE = 10                 # ROS34PW2 steps on one Jacobian ...
-JAC_FLOATS = 20_000_000      # ... when the batch's Jacobians fit in this many floats
+JAC_FLOATS = 20_000_000      # the batch's Jacobians must fit in this many floats
 
 _S = dop853.N_STAGES
 
@@ -293,7 +293,8 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     stiff : bool
         Let members whose explicit steps are stability-limited switch to the
         Rosenbrock-W method :mod:`symdyn.rosenbrock` (see ``_Modes``),
-        and back. Stiff steps end on every output time (no dense output).
+        and back, where the batch's Jacobians fit in :data:`JAC_FLOATS` floats.
+        Stiff steps end on every output time (no dense output).
 
     Returns
     -------
@@ -412,21 +413,19 @@ class _Modes:
     """
 
     def __init__(self, M, enabled, dim):
-        self.enabled = enabled
+        # the Jacobians of the whole batch are kept (a W-method keeps its order
+        # with a lagged one): where they do not fit, every member stays explicit
+        self.enabled = enabled and M * dim * dim <= JAC_FLOATS
         self.stiff = np.zeros(M, dtype=bool)
         self.count = np.zeros(M, dtype=int)
         self.wait = np.full(M, STIFF_STEPS)
         self.stiff_steps = np.zeros(M, dtype=int)
         self.explicit = None
-        # the Jacobian is kept for JAC_AGE steps where memory allows (a W-method
-        # keeps its order with a lagged one)
-        self.keep = M * dim * dim <= JAC_FLOATS
         self.J = self.ft = None
         self.age = np.full(M, JAC_AGE)
         self.h_explicit = np.zeros(M)
         self.since = np.zeros(M, dtype=int)     # ROS34PW2 steps since the switch
-        self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / (JAC_AGE if self.keep else 1))
-                         / _S)
+        self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / _S)
 
     def target(self, active, ta, stop_time, t_out, following):
         """Where each step must end: the next stop; for stiff members also the
@@ -488,13 +487,11 @@ class _Modes:
     def _jacobian(self, f, members, t, y, fy, args, after_rejection):
         """``J`` and ``f_t`` of ``members``: lagged up to JAC_AGE steps, anew after
         a rejection, a switch or a change of the right-hand side."""
-        fresh = (self.age[members] >= JAC_AGE) | after_rejection | (not self.keep)
+        fresh = (self.age[members] >= JAC_AGE) | after_rejection
         cost = 0
         if fresh.any():
             J, ft, cost = rosenbrock.jacobian(f, t[fresh], y[fresh], fy[fresh],
                                               tuple(a[fresh] for a in args))
-            if not self.keep:
-                return J, ft, cost
             if self.J is None:
                 M, dim = len(self.stiff), y.shape[1]
                 self.J, self.ft = np.empty((M, dim, dim)), np.empty((M, dim))

@@ -96,8 +96,7 @@ def step(f, t, y, fy, h, t_new, args, J, ft):
     """
     m, dim = y.shape
     hh = h[:, None]
-    W = np.eye(dim) - (GAMMA * h)[:, None, None] * J
-    Winv = np.linalg.inv(W)
+    Winv = _inverse(np.eye(dim) - (GAMMA * h)[:, None, None] * J)
     k = []
     for i in range(STAGES):
         if i == 0:
@@ -113,3 +112,21 @@ def step(f, t, y, fy, h, t_new, args, J, ft):
     y_new = y + sum(B[i] * k[i] for i in range(STAGES))
     error = sum((B[i] - B_HAT[i]) * k[i] for i in range(STAGES))
     return y_new, error, f(t_new, y_new, *args)
+
+
+def _inverse(W):
+    """``W^-1`` per member; NaN for a member whose ``W`` is not finite or is
+    singular (its step is then rejected like any non-finite step)."""
+    bad = ~np.isfinite(W).all(axis=(1, 2))
+    W = np.where(bad[:, None, None], np.eye(W.shape[1]), W)
+    try:
+        inv = np.linalg.inv(W)
+    except np.linalg.LinAlgError:
+        inv = np.empty_like(W)
+        for i, w in enumerate(W):
+            try:
+                inv[i] = np.linalg.inv(w)
+            except np.linalg.LinAlgError:
+                bad[i] = True
+    inv[bad] = np.nan
+    return inv

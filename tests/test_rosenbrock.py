@@ -51,6 +51,16 @@ def test_order_test_sees_a_wrong_coefficient(monkeypatch):
     assert _order().min() < 2.5
 
 
+def test_a_singular_or_non_finite_matrix_rejects_only_its_member():
+    def f(t, y, *args):
+        return -y
+    y, h = np.ones((3, 2)), np.full(3, 0.5)
+    J = np.stack([-np.eye(2), np.eye(2) / (rosenbrock.GAMMA * 0.5), np.full((2, 2), np.nan)])
+    y_new, err, _ = rosenbrock.step(f, np.zeros(3), y, f(0, y), h, h, (), J, np.zeros((3, 2)))
+    assert np.isfinite(y_new[0]).all() and np.isnan(y_new[1:]).all()
+    assert abs(y_new[0, 0] - np.exp(-0.5)) < 1e-3
+
+
 def _stiff(t, y, *args):
     """y1' = -lam (y1 - cos t) - sin t, y2' = y1 (lam = 1e4): with c = y1(0) - 1,
     y1 = cos t + c e^(-lam t), y2 = y2(0) + sin t + c (1 - e^(-lam t)) / lam.
