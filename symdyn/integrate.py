@@ -24,7 +24,7 @@ Procedure per sweep over the unfinished members:
 With ``stiff=True``, a member whose steps stability holds (a contraction
 faster than the motion being resolved) continues with the Rosenbrock-W
 method of :mod:`symdyn.rosenbrock`, and returns when explicit steps are
-cheaper again (``_Modes``).
+cheaper again (:mod:`symdyn.stiffness`).
 
 This is the control of ``scipy.integrate.DOP853`` (no growth right after a
 rejection included) with one deliberate addition, :data:`ESTIMATE_FLOOR`:
@@ -42,8 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dop853, rosenbrock
+from . import dop853
 from .checks import finite_array
+from .stiffness import Methods
 
 SAFETY = 0.9          # aim at err = 0.9**8 ~ 0.43, not at the edge err = 1
 MIN_FACTOR = 0.2      # a step shrinks at most 5x per attempt ...
@@ -56,11 +57,6 @@ ESTIMATE_FLOOR = 0.1
 MIN_RELATIVE_STEP = 1e-14    # below 1e-14 * max(1, |t|) a member fails
 FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
-STIFF_EDGE = 3.0             # h lambda of DOP853 held near its stability limit ...
-STIFF_STEPS = 15             # ... for this many accepted steps: switch to ROS34PW2
-TRIAL_STEPS = 8              # ROS34PW2 steps before its step size is judged
-JAC_AGE = 10                 # ROS34PW2 steps on one Jacobian ...
-JAC_FLOATS = 20_000_000      # the batch's Jacobians must fit in this many floats
 
 _S = dop853.N_STAGES
 
@@ -292,8 +288,8 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         error norm averages over them).
     stiff : bool
         Let members whose explicit steps are stability-limited switch to the
-        Rosenbrock-W method :mod:`symdyn.rosenbrock` (see ``_Modes``),
-        and back, where the batch's Jacobians fit in :data:`JAC_FLOATS` floats.
+        Rosenbrock-W method :mod:`symdyn.rosenbrock` (:mod:`symdyn.stiffness`),
+        and back, where the batch's Jacobians fit in ``stiffness.JAC_FLOATS`` floats.
         Stiff steps end on every output time (no dense output).
 
     Returns
@@ -322,7 +318,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     active = np.arange(M) if len(stops.times) else np.arange(0)
     K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
     dims, accepted = np.full(M, dim), np.zeros(M, dtype=int)
-    mode = _Modes(M, stiff, dim)
+    mode = Methods(M, stiff, dim, _S)
     while active.size:
         ta, ya = t[active], y[active]
         arga = (stops.phase(ta),) + tuple(a[active] for a in args)
@@ -332,9 +328,9 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         clipped = step >= target - ta
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
-            y_new, f_new, err, Ka, cost = mode.step(f, active, ta, ya, fy[active], step,
-                                                    t_new, arga, K, atol, rtol, dims,
-                                                    rejected[active])
+            y_new, f_new, err, Ka, lam, cost = _step(f, mode, active, ta, ya, fy[active],
+                                                     step, t_new, arga, K, atol, rtol,
+                                                     dims, rejected[active])
             ratio = step / last_h[active]
             predicted = np.where(last_err[active] > 0,
                                  last_err[active] * ratio ** (-1 / ERROR_EXPONENT), 0.0)
@@ -342,7 +338,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(f_new), axis=1)
                   & np.isfinite(err))
         accept, factor = step_factor(err, finite, rejected[active], predicted,
-                                     mode.exponent(active))
+                                     mode.exponent(active, ERROR_EXPONENT))
         new_h = step * factor
         # A step shortened to land on a stop does not shrink the next proposal.
         new_h = np.where(accept & clipped, np.maximum(new_h, h[active]), new_h)
@@ -363,7 +359,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         on_stop = accept & clipped & (t_new == stop_time)
         nfev += _land(f, args, stops, active[on_stop], stop, t, y, fy, last_err)
         mode.renew(active[on_stop])
-        mode.switch(active, accept & ~clipped, step, new_h, last_err)
+        mode.switch(active, accept & ~clipped, step, new_h, last_err, lam)
         if refresh is not None:
             accepted[idx] += 1
             due = idx[accepted[idx] % REFRESH_STEPS == 0]
@@ -390,135 +386,34 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
                          mode.stiff_steps)
 
 
-class _Modes:
-    r"""Which members step explicitly (DOP853) and which with ROS34PW2.
-
-    Hairer's estimate of the stiff eigenvalue, :math:`\lambda = |k_{12} -
-    k_{11}| / |y_1 - Y_{11}|` (``dop853.f``: the last stage and the new
-    solution are both at ``t + h``), measures where DOP853's step sits. Held
-    by stability, its accepted steps stay at :math:`h\lambda \approx 3.5`-5
-    (measured: the linear test :math:`\lambda = 10^4` of
-    ``tests/test_rosenbrock.py``, and contracting clusters in the log clock),
-    while steps that accuracy limits wander. A member switches after
-    :data:`STIFF_STEPS` accepted steps in a row with :math:`h\lambda >`
-    :data:`STIFF_EDGE`, and back once the Rosenbrock step no longer pays for
-    itself: a step costs 4 evaluations and a share :math:`(\dim + 1)/10` of
-    the Jacobian, which is kept for :data:`JAC_AGE` steps, against DOP853's
-    12, so the member returns when its step falls below
-    :math:`\max(1, (4 + (\dim + 1)/10)/12)` times its last explicit step
-    (judged from the :data:`TRIAL_STEPS`-th step on: the first steps grow
-    from the explicit step size).
-    Each return doubles the member's count before the next switch, so a
-    member whose steps only look stiff pays for at most a few trials.
-    """
-
-    def __init__(self, M, enabled, dim):
-        # the Jacobians of the whole batch are kept (a W-method keeps its order
-        # with a lagged one): where they do not fit, every member stays explicit
-        self.enabled = enabled and M * dim * dim <= JAC_FLOATS
-        self.stiff = np.zeros(M, dtype=bool)
-        self.count = np.zeros(M, dtype=int)
-        self.wait = np.full(M, STIFF_STEPS)
-        self.stiff_steps = np.zeros(M, dtype=int)
-        self.explicit = None
-        self.J = self.ft = None
-        self.age = np.full(M, JAC_AGE)
-        self.h_explicit = np.zeros(M)
-        self.since = np.zeros(M, dtype=int)     # ROS34PW2 steps since the switch
-        self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / _S)
-
-    def target(self, active, ta, stop_time, t_out, following):
-        """Where each step must end: the next stop; for stiff members also the
-        next output time (the Rosenbrock step has no dense output)."""
-        sf = self.stiff[active]
-        # a slice while every member steps explicitly: views, no copies
-        self.explicit = ~sf if sf.any() else slice(None)
-        if not sf.any():
-            return stop_time
-        nxt = following[active]
-        out_time = np.where(nxt < len(t_out), t_out[np.minimum(nxt, len(t_out) - 1)], np.inf)
-        return np.where(sf, np.minimum(stop_time, out_time), stop_time)
-
-    def exponent(self, active):
-        sf = self.stiff[active]
-        if not sf.any():
-            return ERROR_EXPONENT
-        return np.where(sf, -1.0 / (rosenbrock.ERROR_ORDER + 1), ERROR_EXPONENT)
-
-    def renew(self, members):
-        """The right-hand side of ``members`` changed: no lagged Jacobian."""
-        self.age[members] = JAC_AGE
-
-    def step(self, f, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
-             after_rejection):
-        """One step of every active member; returns ``y_new``, ``f(t_new, y_new)``,
-        the error norms, the DOP853 stages of the explicit members and the
-        evaluations spent."""
-        every = isinstance(self.explicit, slice)
-        e = self.explicit if every else np.flatnonzero(self.explicit)
-        s = np.arange(0) if every else np.flatnonzero(~self.explicit)
-        y_new, f_new = np.empty_like(ya), np.empty_like(ya)
-        err, self.lam = np.empty(len(active)), np.zeros(len(active))
-        Ka, cost = K[:, : len(active) - s.size], 0
-        if len(active) - s.size:
-            sub = tuple(a[e] for a in arga)
-            y_new[e] = dop853_step(f, ta[e], ya[e], fa[e], step[e], t_new[e], sub, Ka)
-            f_new[e] = Ka[_S]
-            scale = atol[active[e]] + rtol * np.maximum(np.abs(ya[e]), np.abs(y_new[e]))
-            err[e] = error_norm(Ka, step[e], scale, dims[active[e]])
-            if self.enabled:
-                y_last = ya[e] + step[e][:, None] * _combine(dop853.A[_S - 1, : _S - 1], Ka)
-                self.lam[e] = step[e] * np.sqrt(_sq(Ka[_S] - Ka[_S - 1])
-                                                / _sq(y_new[e] - y_last))
-            cost += _S
-        if s.size:
-            sub = tuple(a[s] for a in arga)
-            J, ft, jcost = self._jacobian(f, active[s], ta[s], ya[s], fa[s], sub,
-                                          after_rejection[s])
-            y_new[s], error, f_new[s] = rosenbrock.step(f, ta[s], ya[s], fa[s], step[s],
-                                                        t_new[s], sub, J, ft)
-            scale = atol[active[s]] + rtol * np.maximum(np.abs(ya[s]), np.abs(y_new[s]))
-            err[s] = np.sqrt(_sq(error / scale) / dims[active[s]])
-            self.stiff_steps[active[s]] += 1
-            self.since[active[s]] += 1
-            cost += jcost + rosenbrock.STAGES
-        return y_new, f_new, err, Ka, cost
-
-    def _jacobian(self, f, members, t, y, fy, args, after_rejection):
-        """``J`` and ``f_t`` of ``members``: lagged up to JAC_AGE steps, anew after
-        a rejection, a switch or a change of the right-hand side."""
-        fresh = (self.age[members] >= JAC_AGE) | after_rejection
-        cost = 0
-        if fresh.any():
-            J, ft, cost = rosenbrock.jacobian(f, t[fresh], y[fresh], fy[fresh],
-                                              tuple(a[fresh] for a in args))
-            if self.J is None:
-                M, dim = len(self.stiff), y.shape[1]
-                self.J, self.ft = np.empty((M, dim, dim)), np.empty((M, dim))
-            self.J[members[fresh]], self.ft[members[fresh]] = J, ft
-            self.age[members[fresh]] = 0
-        self.age[members] += 1
-        return self.J[members], self.ft[members], cost
-
-    def switch(self, active, full, step, new_h, last_err):
-        """Count stiff DOP853 steps and switch members (accepted full steps)."""
-        if not self.enabled:
-            return
-        explicit = np.ones(len(active), dtype=bool) if isinstance(self.explicit, slice) \
-            else self.explicit
-        e = full & explicit
-        edge = self.lam > STIFF_EDGE
-        self.count[active[e]] = np.where(edge[e], self.count[active[e]] + 1, 0)
-        ready = e & edge & (self.count[active] >= self.wait[active])
-        going = active[ready]
-        back = active[full & ~explicit & (self.since[active] >= TRIAL_STEPS)
-                      & (new_h < self.ratio * self.h_explicit[active])]
-        self.stiff[going], self.count[going], self.h_explicit[going] = True, 0, step[ready]
-        self.since[going] = 0
-        self.renew(going)
-        self.stiff[back] = False
-        self.wait[back] *= 2
-        last_err[going] = last_err[back] = 0.0
+def _step(f, mode, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
+          after_rejection):
+    """One step of every active member: DOP853 for the explicit ones (and
+    Hairer's :math:`h\\\\lambda` of each, for the switch), ROS34PW2 for the
+    stiff ones. Returns ``y_new``, ``f(t_new, y_new)``, the error norms, the
+    DOP853 stages, :math:`h\\\\lambda` and the evaluations spent."""
+    every = isinstance(mode.explicit, slice)
+    e = mode.explicit if every else np.flatnonzero(mode.explicit)
+    s = np.arange(0) if every else np.flatnonzero(~mode.explicit)
+    y_new, f_new = np.empty_like(ya), np.empty_like(ya)
+    err, lam = np.empty(len(active)), np.zeros(len(active))
+    Ka, cost = K[:, : len(active) - s.size], 0
+    if len(active) - s.size:
+        sub = tuple(a[e] for a in arga)
+        y_new[e] = dop853_step(f, ta[e], ya[e], fa[e], step[e], t_new[e], sub, Ka)
+        f_new[e] = Ka[_S]
+        scale = atol[active[e]] + rtol * np.maximum(np.abs(ya[e]), np.abs(y_new[e]))
+        err[e] = error_norm(Ka, step[e], scale, dims[active[e]])
+        if mode.enabled:        # y_last: the last stage's point, also at t + h
+            y_last = ya[e] + step[e][:, None] * _combine(dop853.A[_S - 1, : _S - 1], Ka)
+            lam[e] = step[e] * np.sqrt(_sq(Ka[_S] - Ka[_S - 1]) / _sq(y_new[e] - y_last))
+        cost += _S
+    if s.size:
+        y_new[s], err[s], f_new[s], c = mode.stiff_step(
+            f, active[s], ta[s], ya[s], fa[s], step[s], t_new[s], tuple(a[s] for a in arga),
+            atol[active[s]], rtol, dims[active[s]], after_rejection[s])
+        cost += c
+    return y_new, f_new, err, Ka, lam, cost
 
 
 def _sq(x):
