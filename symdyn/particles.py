@@ -479,8 +479,10 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     method : {"auto", "dop853"}
         Continuous dynamics: ``"auto"`` lets runs whose explicit steps become
         stability-limited (contracting clusters) switch to the Rosenbrock-W
-        method ROS34PW2 and back (:mod:`symdyn.rosenbrock`; float64 and at most
-        ``rosenbrock.MAX_DIM`` state components); ``"dop853"`` stays explicit.
+        method ROS34PW2 and back (:mod:`symdyn.rosenbrock`,
+        :mod:`symdyn.stiffness`; float64, at most ``rosenbrock.MAX_DIM`` state
+        components, the batch's Jacobians within ``stiffness.JAC_FLOATS``
+        floats); ``"dop853"`` stays explicit.
     **params : float
         Values of the scheme's free parameters (one number each; defaults
         where omitted): the run uses ``scheme.bind(**params)``.
