@@ -389,9 +389,9 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
 def _step(f, mode, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
           after_rejection):
     """One step of every active member: DOP853 for the explicit ones (and
-    Hairer's :math:`h\\\\lambda` of each, for the switch), ROS34PW2 for the
+    Hairer's :math:`h\\lambda` of each, for the switch), ROS34PW2 for the
     stiff ones. Returns ``y_new``, ``f(t_new, y_new)``, the error norms, the
-    DOP853 stages, :math:`h\\\\lambda` and the evaluations spent."""
+    DOP853 stages, :math:`h\\lambda` and the evaluations spent."""
     every = isinstance(mode.explicit, slice)
     e = mode.explicit if every else np.flatnonzero(mode.explicit)
     s = np.arange(0) if every else np.flatnonzero(~mode.explicit)
