@@ -54,8 +54,10 @@ STAGES = 4
 #: than the explicit steps they save.
 MAX_DIM = 600
 
-#: The forward-difference Jacobian is evaluated in calls of at most this many floats.
-CHUNK_FLOATS = 4_000_000
+#: The forward-difference Jacobian is evaluated in calls of at most this many
+#: states (or one member's ``dim + 1``): the field's own work per state (the
+#: ``n x n`` scores) can exceed the state's size many times over.
+CHUNK_ROWS = 2048
 
 
 def jacobian(f, t, y, fy, args):
@@ -72,12 +74,15 @@ def jacobian(f, t, y, fy, args):
     eps_t = root * np.maximum(np.abs(t), 1.0)                    # (m,)
     cols = dim + 1                                               # + the time column
     Y = np.repeat(y[:, None, :], cols, axis=1)
-    Y[:, np.arange(dim), np.arange(dim)] += eps
+    diag = np.arange(dim)
+    Y[:, diag, diag] += eps
+    eps = Y[:, diag, diag] - y                 # the step taken, after rounding
     T = np.repeat(t[:, None], cols, axis=1)
     T[:, dim] += eps_t
+    eps_t = T[:, dim] - t
     Y, T = Y.reshape(m * cols, dim), T.reshape(m * cols)
     reps = tuple(np.repeat(a, cols, axis=0) for a in args)
-    per_call = max(1, CHUNK_FLOATS // max(1, dim * cols)) * cols
+    per_call = max(1, CHUNK_ROWS // cols) * cols
     F = np.empty_like(Y)
     for lo in range(0, len(Y), per_call):
         sl = slice(lo, lo + per_call)

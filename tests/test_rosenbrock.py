@@ -51,6 +51,22 @@ def test_order_test_sees_a_wrong_coefficient(monkeypatch):
     assert _order().min() < 2.5
 
 
+def test_difference_jacobian_against_the_analytic_one_in_any_chunks(monkeypatch):
+    t, y = np.array([0.3, 2.0]), np.array([[0.7, -0.3], [1e4, 2.0]])
+    exact = np.stack([[[2 * np.sin(tt) * y1, -1.0], [1.0, -0.5]]
+                      for tt, y1 in zip(t, y[:, 0], strict=True)])
+    exact_t = np.stack([np.cos(t) * y[:, 0] ** 2, -3 * np.sin(3 * t)], axis=1)
+    J, ft, cost = rosenbrock.jacobian(_f, t, y, _f(t, y), ())
+    assert cost == 3
+    assert np.abs(J - exact).max() / np.abs(exact).max() < 1e-6
+    assert np.abs(ft - exact_t).max() / np.abs(exact_t).max() < 1e-6
+    # control: the check sees a transposed Jacobian (J[m, row, col] = df_row/dy_col)
+    assert np.abs(np.swapaxes(J, 1, 2) - exact).max() / np.abs(exact).max() > 1e-6
+    monkeypatch.setattr(rosenbrock, "CHUNK_ROWS", 1)         # one member per call
+    J1, ft1, _ = rosenbrock.jacobian(_f, t, y, _f(t, y), ())
+    assert np.array_equal(J, J1) and np.array_equal(ft, ft1)
+
+
 def test_a_singular_or_non_finite_matrix_rejects_only_its_member():
     def f(t, y, *args):
         return -y
