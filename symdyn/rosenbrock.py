@@ -54,10 +54,10 @@ STAGES = 4
 #: than the explicit steps they save.
 MAX_DIM = 600
 
-#: The forward-difference Jacobian is evaluated in calls of at most this many
-#: states (or one member's ``dim + 1``): the field's own work per state (the
-#: ``n x n`` scores) can exceed the state's size many times over.
-CHUNK_ROWS = 2048
+#: The forward-difference Jacobian is evaluated in calls of ``CHUNK_FLOATS //
+#: dim**2`` states: the field's own work per state (the particles' ``n x n``
+#: scores, ``n <= dim``) can exceed the state's size many times over.
+CHUNK_FLOATS = 4_000_000
 
 
 def jacobian(f, t, y, fy, args):
@@ -82,7 +82,7 @@ def jacobian(f, t, y, fy, args):
     eps_t = T[:, dim] - t
     Y, T = Y.reshape(m * cols, dim), T.reshape(m * cols)
     reps = tuple(np.repeat(a, cols, axis=0) for a in args)
-    per_call = max(1, CHUNK_ROWS // cols) * cols
+    per_call = max(1, CHUNK_FLOATS // (dim * dim))
     F = np.empty_like(Y)
     for lo in range(0, len(Y), per_call):
         sl = slice(lo, lo + per_call)

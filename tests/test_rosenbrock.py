@@ -62,7 +62,7 @@ def test_difference_jacobian_against_the_analytic_one_in_any_chunks(monkeypatch)
     assert np.abs(ft - exact_t).max() / np.abs(exact_t).max() < 1e-6
     # control: the check sees a transposed Jacobian (J[m, row, col] = df_row/dy_col)
     assert np.abs(np.swapaxes(J, 1, 2) - exact).max() / np.abs(exact).max() > 1e-6
-    monkeypatch.setattr(rosenbrock, "CHUNK_ROWS", 1)         # one member per call
+    monkeypatch.setattr(rosenbrock, "CHUNK_FLOATS", 4)       # one state per call
     J1, ft1, _ = rosenbrock.jacobian(_f, t, y, _f(t, y), ())
     assert np.array_equal(J, J1) and np.array_equal(ft, ft1)
 
