@@ -289,7 +289,8 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     stiff : bool
         Let members whose explicit steps are stability-limited switch to the
         Rosenbrock-W method :mod:`symdyn.rosenbrock` (:mod:`symdyn.stiffness`),
-        and back, where the batch's Jacobians fit in ``stiffness.JAC_FLOATS`` floats.
+        and back: float64 states of at most ``rosenbrock.MAX_DIM`` components,
+        whose batch's Jacobians fit in ``stiffness.JAC_FLOATS`` floats.
         Stiff steps end on every output time (no dense output).
 
     Returns
@@ -318,7 +319,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     active = np.arange(M) if len(stops.times) else np.arange(0)
     K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
     dims, accepted = np.full(M, dim), np.zeros(M, dtype=int)
-    mode = Methods(M, stiff, dim, _S)
+    mode = Methods(M, stiff, dim, y0.dtype)
     while active.size:
         ta, ya = t[active], y[active]
         arga = (stops.phase(ta),) + tuple(a[active] for a in args)
@@ -338,7 +339,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(f_new), axis=1)
                   & np.isfinite(err))
         accept, factor = step_factor(err, finite, rejected[active], predicted,
-                                     mode.exponent(active, ERROR_EXPONENT))
+                                     mode.exponent(active))
         new_h = step * factor
         # A step shortened to land on a stop does not shrink the next proposal.
         new_h = np.where(accept & clipped, np.maximum(new_h, h[active]), new_h)

@@ -36,7 +36,7 @@ import sympy as sp
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components
 
-from . import log_clock, merging, rosenbrock
+from . import log_clock, merging
 from .attention import attention as _attention
 from .attention import of_weights
 from .checks import check_attention, finite_array, memory, number, output_times, real_array
@@ -466,8 +466,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         the integration resolves them.
     clock : {"t", "log"}
         ``"log"`` (continuous dynamics of the radial schemes, tied weights):
-        integrate in :math:`\\tau = \\log(1 + t)` with :math:`\\log r` as
-        state (:mod:`symdyn.log_clock`), so runs reach ``tau = 1e4`` (``t =
+        integrate in :math:`\\tau = \\log(1 + t)` with :math:`\\log r - \\tau`
+        as state (:mod:`symdyn.log_clock`), so runs reach ``tau = 1e4`` (``t =
         e^{10^4}``, beyond floats); ``t`` is then read as ``tau`` and the
         result's ``r`` holds ``log r``.
     dtype : numpy.float64 or numpy.float32
@@ -555,9 +555,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     theta, rad, w = theta.astype(dtype), rad.astype(dtype), w.astype(dtype)
     rec = _Recorder(M, n, theta.shape[-1], len(times), threshold, save_x)
     if step is None:
-        steps, nfev, msg, merged, stiff_steps = _continuous(s, w, attention, theta, rad, b, times,
-                                               rtol, atol, rec, merge, clock == "log",
-                                               method)
+        steps, nfev, msg, merged, stiff_steps = _continuous(
+            s, w, attention, theta, rad, b, times, rtol, atol, rec, merge, clock == "log",
+            method)
     else:
         steps, nfev, msg = _layers(s, w, attention, theta, rad, b, times, step, rec)
         merged = stiff_steps = 0
@@ -630,12 +630,10 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
         return changed, merged.live_dims(members, d + 1)
 
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
-    stiff = (method == "auto" and y0.shape[1] <= rosenbrock.MAX_DIM
-             and theta.dtype == np.float64)
     with np.errstate(all="ignore"):
         sol = integrate(rhs, times, y0, (beta, merged.mass), rtol=rtol, atol=atol,
                         breakpoints=bps, project=project, record=record,
-                        refresh=refresh if merge else None, stiff=stiff)
+                        refresh=refresh if merge else None, stiff=method == "auto")
     if not sol.success:     # a law the field refused is the likely cause
         raise ArithmeticError(f"simulate: {field.fault or sol.message}")
     return (int(sol.nsteps.sum()), sol.nfev, sol.message, merged.merges,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rosenbrock
+from . import dop853, rosenbrock
 
 STIFF_EDGE = 3.0             # h lambda of DOP853 held near its stability limit ...
 STIFF_STEPS = 15             # ... for this many accepted steps: switch to ROS34PW2
@@ -42,10 +42,12 @@ class Methods:
     member whose steps only look stiff pays for at most a few trials.
     """
 
-    def __init__(self, M, enabled, dim, explicit_cost):
-        # the Jacobians of the whole batch are kept (a W-method keeps its order
-        # with a lagged one): where they do not fit, every member stays explicit
-        self.enabled = enabled and M * dim * dim <= JAC_FLOATS
+    def __init__(self, M, enabled, dim, dtype):
+        # where the switch applies: float64, rosenbrock.MAX_DIM components, and
+        # the Jacobians of the whole batch kept (a W-method keeps its order with
+        # a lagged one); elsewhere every member stays explicit
+        self.enabled = (enabled and np.dtype(dtype) == np.float64
+                        and dim <= rosenbrock.MAX_DIM and M * dim * dim <= JAC_FLOATS)
         self.stiff = np.zeros(M, dtype=bool)
         self.count = np.zeros(M, dtype=int)
         self.wait = np.full(M, STIFF_STEPS)
@@ -55,7 +57,7 @@ class Methods:
         self.age = np.full(M, JAC_AGE)
         self.h_explicit = np.zeros(M)
         self.since = np.zeros(M, dtype=int)     # ROS34PW2 steps since the switch
-        self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / explicit_cost)
+        self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / dop853.N_STAGES)
 
     def target(self, active, ta, stop_time, t_out, following):
         """Where each step must end: the next stop; for stiff members also the
@@ -69,9 +71,9 @@ class Methods:
         out_time = np.where(nxt < len(t_out), t_out[np.minimum(nxt, len(t_out) - 1)], np.inf)
         return np.where(sf, np.minimum(stop_time, out_time), stop_time)
 
-    def exponent(self, active, explicit):
-        """The step control's exponent per member: ``explicit`` (DOP853's) or
-        ROS34PW2's -1/3."""
+    def exponent(self, active):
+        """The step control's exponent per member: DOP853's -1/8 or ROS34PW2's -1/3."""
+        explicit = -1.0 / (dop853.ERROR_ORDER + 1)
         sf = self.stiff[active]
         if not sf.any():
             return explicit
