@@ -158,8 +158,6 @@ def _check_concrete(s: Scheme):
 @lru_cache(maxsize=256)
 def _lambdify(system: StableSystem, module: str, fields: tuple[str, ...],
               together: bool = False):
-    if module not in ("numpy", "mpmath", "math"):
-        raise ValueError(f"module: must be 'numpy', 'mpmath' or 'math', got {module!r}")
     _check_concrete(system.scheme)
     return lambdify_phases(system.args, [getattr(system, f) for f in fields],
                            system.breakpoints, module, together=together)

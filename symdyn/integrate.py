@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dop853
+from .arithmetic import power
 from .checks import finite_array
 from .stiffness import Methods
 
@@ -158,7 +159,7 @@ def step_factor(err, finite, after_rejection, predicted, exponent=ERROR_EXPONENT
     accept = finite & (err < 1)
     effective = np.where(accept, np.maximum(err, ESTIMATE_FLOOR * predicted), err)
     with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(effective > 0, SAFETY * effective ** exponent, MAX_FACTOR)
+        factor = np.where(effective > 0, SAFETY * power(effective, exponent), MAX_FACTOR)
     factor = np.clip(factor, MIN_FACTOR, MAX_FACTOR)
     factor = np.where(accept & ~after_rejection, factor, np.minimum(factor, 1.0))
     return accept, np.where(finite, factor, MIN_FACTOR)
@@ -334,7 +335,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
                                                      dims, rejected[active])
             ratio = step / last_h[active]
             predicted = np.where(last_err[active] > 0,
-                                 last_err[active] * ratio ** (-1 / ERROR_EXPONENT), 0.0)
+                                 last_err[active] * power(ratio, -1 / ERROR_EXPONENT), 0.0)
         nfev += cost
         finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(f_new), axis=1)
                   & np.isfinite(err))

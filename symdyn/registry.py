@@ -26,6 +26,7 @@ import scipy.special
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from .arithmetic import float_printer, on_floats
 from .expressions import CONSTANTS, FUNCTIONS, NUMERIC_MODULES, ExprLike, number, parse
 from .symbols import ALL_SYMBOLS, SCHEME_SYMBOLS, A_norm, a, r, t
 
@@ -565,15 +566,22 @@ def _numeric_laws(s: Scheme):
 def lambdify_phases(args, exprs, breakpoints, module: str = "numpy", *,
                     together: bool = False) -> list:
     """Per phase (see :func:`phase_branches`), ``exprs`` compiled as functions of
-    ``args``: floats against scipy and numpy, or ``module="mpmath"``. A tuple
-    of functions per phase; with ``together``, one function per phase that
+    ``args``: arrays against scipy and numpy (``module="numpy"``), the same
+    code on Python floats (``"float"``, :func:`symdyn.arithmetic.on_floats`:
+    the same numpy ufuncs, so the same bits), or ``"mpmath"``. A tuple of
+    functions per phase; with ``together``, one function per phase that
     returns the list of values, common subexpressions computed once."""
-    modules = NUMERIC_MODULES if module == "numpy" else module
+    if module not in ("numpy", "float", "mpmath"):
+        raise ValueError(f"module: must be 'numpy', 'float' or 'mpmath', got {module!r}")
+    floats = module != "mpmath"
+    opts = (dict(modules=NUMERIC_MODULES, printer=float_printer()) if floats
+            else dict(modules=module))
+    done = on_floats if module == "float" else (lambda f: f)
     branches = [phase_branches(e, breakpoints) for e in exprs]
     if together:
-        return [sp.lambdify(args, list(phase), modules, cse=True)
+        return [done(sp.lambdify(args, list(phase), cse=True, **opts))
                 for phase in zip(*branches, strict=True)]
-    return [tuple(sp.lambdify(args, e, modules) for e in phase)
+    return [tuple(done(sp.lambdify(args, e, **opts)) for e in phase)
             for phase in zip(*branches, strict=True)]
 
 

@@ -7,14 +7,16 @@ hundred of them. This module runs *the same method* (the table of
 constants, its error norm, the floor on the error estimate, no growth after a
 rejection, steps clipped onto breakpoints, the continuous extension for
 output times) on lists of Python floats, with right-hand sides compiled for
-the ``math`` module.
+``"float"`` (:func:`symdyn.arithmetic.on_floats`).
 
 It raises :class:`GiveUp` where it does not apply or gives up (a right-hand
 side that raises or is not finite, a step below ``1e-14 t``, too many steps):
 the caller (``sd.solve``) then runs the batched integrator, whose
-diagnostics name the cause. A member's result agrees with the batched path to rounding in the
-evaluations (libm against numpy's ``exp``), which can move a step decision:
-at worst by the tolerance (tests/test_scalar.py).
+diagnostics name the cause. A member's result equals the batched path's bit
+for bit on every CPU: besides ``+ - * /`` and ``sqrt`` (correctly rounded
+everywhere) both take every operation from the same numpy ufuncs
+(:mod:`symdyn.arithmetic`: the compiled right-hand sides, the step control's
+:func:`~symdyn.arithmetic.power`), never from libm (tests/test_arithmetic.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import math
 
 from . import dop853
+from .arithmetic import power
 from .integrate import (
     E3_WEIGHT,
     ERROR_EXPONENT,
@@ -100,7 +103,7 @@ def _factor(err, after_rejection, predicted):
     """integrate.step_factor for one accepted (``err < 1``) or rejected step."""
     accept = err < 1
     effective = max(err, ESTIMATE_FLOOR * predicted) if accept else err
-    factor = SAFETY * effective ** ERROR_EXPONENT if effective > 0 else MAX_FACTOR
+    factor = SAFETY * power(effective, ERROR_EXPONENT) if effective > 0 else MAX_FACTOR
     factor = min(max(factor, MIN_FACTOR), MAX_FACTOR)
     if not accept or after_rejection:
         factor = min(factor, 1.0)
@@ -163,7 +166,8 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
             err = _error(K, step, scale, dim)
             if not math.isfinite(err):
                 raise GiveUp
-            predicted = last_err * (step / last_h) ** (-1 / ERROR_EXPONENT) if last_err else 0.0
+            predicted = (last_err * power(step / last_h, -1 / ERROR_EXPONENT)
+                         if last_err else 0.0)
             accept, factor = _factor(err, rejected, predicted)
             new_h = step * factor
             if accept and clipped:

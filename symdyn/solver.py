@@ -456,26 +456,27 @@ def _solve_one(system, times, y0, args, rtol, atol, field):
     """A batch of one on the scalar path (:mod:`symdyn.scalar`): a
     :class:`~symdyn.integrate.BatchSolution`, or None where the batched path
     must answer (a refused state, a failure: its diagnostics name the cause)."""
-    rates = system.rates("math")
-    speed = [law for law, _ in system.laws("math")] if field.check_speed else None
+    rates = system.rates("float")
+    speed = [law for law, _ in system.laws("float")] if field.check_speed else None
     values = [float(v[0]) for v in args[3:]]
 
     def f(tt, y, phase):
-        eps, r = math.exp(y[0]), y[1]
+        eps, r = float(np.exp(y[0])), y[1]      # numpy's exp, as _Field (not libm's)
         try:
             s = speed[phase](tt, eps, r, *values) if speed is not None else 1.0
             if not (r > 0 and math.isfinite(s) and s > 0):    # as _Field refuses
                 raise ArithmeticError("refused")
             return rates[phase](tt, eps, r, *values)
-        except (NameError, TypeError, AttributeError):   # a function math lacks
+        except (NameError, TypeError, AttributeError):   # code that needs arrays
             raise GiveUp from None
 
     h0 = initial_step(field, y0, field(np.zeros(1), y0, np.zeros(1, dtype=int), *args),
                       (np.zeros(1, dtype=int),) + args, np.asarray(rtol), atol, times[-1])
     try:
-        states, nfev, nsteps = integrate_one(
-            f, times.tolist(), y0[0].tolist(), float(h0[0]), rtol=list(rtol),
-            atol=atol[0].tolist(), breakpoints=system.breakpoints)
+        with np.errstate(all="ignore"):     # an overflow is a non-finite value: GiveUp
+            states, nfev, nsteps = integrate_one(
+                f, times.tolist(), y0[0].tolist(), float(h0[0]), rtol=list(rtol),
+                atol=atol[0].tolist(), breakpoints=system.breakpoints)
     except GiveUp:
         return None
     return BatchSolution(np.array(states)[None], nfev + 2, np.array([nsteps]), True,  # + h0

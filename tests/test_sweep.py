@@ -50,8 +50,9 @@ def test_solve_sweep_matches_solve():
     assert len(df) == 2 * 2 * 2 * 2 * 3
     for (scheme, n, beta, g0), part in df.groupby(["scheme", "n", "beta", "gamma0"]):
         tr = sd.solve(scheme, n=n, beta=beta, gamma0=g0, t=[0.0, 1.0, 8.0])
-        np.testing.assert_allclose(part.gamma, tr.gamma, rtol=1e-14)
-        np.testing.assert_allclose(part.log_epsilon, tr.log_epsilon, rtol=1e-13)
+        # a member's arithmetic does not depend on its batch (symdyn.arithmetic)
+        np.testing.assert_array_equal(part.gamma, tr.gamma)
+        np.testing.assert_array_equal(part.log_epsilon, tr.log_epsilon)
 
 
 def test_weights_and_inits_reach_the_simulator():
