@@ -23,13 +23,17 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
 	touch $(DOCS_STAMP)
 
-# MathJax 3 from the npm registry, served by the site itself (no CDN): the
-# combined TeX component and its woff2 fonts.
+# MathJax 3 from npm's configured registry (`npm config get registry`; no
+# other address is tried), served by the site itself (no CDN): the combined
+# TeX component and its woff2 fonts.
 $(MATHJAX):
 	rm -rf .cache/mathjax && mkdir -p .cache/mathjax docs/_static/mathjax/output/chtml/fonts
-	cd .cache/mathjax && (npm install --silent --no-audit --no-fund mathjax@3 \
-	  || (curl -fsSL https://registry.npmjs.org/mathjax/-/mathjax-3.2.2.tgz | tar xz \
-	      && mkdir -p node_modules && mv package node_modules/mathjax))
+	@command -v npm >/dev/null || { echo "make docs: npm is needed to fetch MathJax 3 \
+	(install Node.js and npm)" >&2; exit 2; }
+	cd .cache/mathjax && npm install --silent --no-audit --no-fund mathjax@3 \
+	  || { echo "make docs: npm could not install mathjax@3 from its registry \
+	$$(npm config get registry); set one you can reach with npm config set registry URL" >&2; \
+	       exit 2; }
 	cp .cache/mathjax/node_modules/mathjax/es5/tex-mml-chtml.js docs/_static/mathjax/
 	cp -r .cache/mathjax/node_modules/mathjax/es5/output/chtml/fonts/woff-v2 \
 	  docs/_static/mathjax/output/chtml/fonts/
