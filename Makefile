@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: report test lint verify bench clean docs docs-check
+.PHONY: report test test-simd-off lint verify bench clean docs docs-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,17 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The bit-for-bit promises (a member alone equals the batch; a sweep equals
+# solve) again with numpy's SIMD dispatch switched off (x86-64): a code path
+# that leans on the CPU's kernels differs here where it agrees above.
+SIMD_OFF := X86_V3 X86_V4 AVX512_ICL AVX512_SPR
+test-simd-off: $(STAMP)
+	@if [ "$$(uname -m)" = x86_64 ]; then \
+	  NPY_DISABLE_CPU_FEATURES="$(SIMD_OFF)" $(BIN)/python -m pytest -q tests/test_arithmetic.py \
+	    tests/test_scalar.py tests/test_solve.py tests/test_integrate.py tests/test_sweep.py \
+	    tests/test_particles.py tests/test_cli.py; \
+	else echo "test-simd-off: x86-64 only (here $$(uname -m))"; fi
 
 verify: $(STAMP)
 	$(BIN)/python -m symdyn.proofs_check
