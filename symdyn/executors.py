@@ -162,10 +162,121 @@ class _OwnPool(Pool):
             proc.kill()
 
 
-class Dask:
-    """A ``dask.distributed`` cluster, given as a ``Client`` or a scheduler address."""
+#: Seconds a scheduler address gets for each step of :func:`probe_scheduler`
+#: (resolving the host, connecting, the first bytes of the handshake).
+PROBE_SECONDS = 4.0
+#: The first frame a Dask listener sends (its handshake) is a few hundred bytes.
+_HANDSHAKE_BYTES = 2**24
 
-    def __init__(self, client=None, address=None, timeout="30s"):
+
+def _host_port(rest, address):
+    """``(host, port)`` of the ``host:port`` part of a TCP address (port 8786 if
+    none, as Dask's scheduler)."""
+    if rest.startswith("["):                   # [::1]:8786
+        host, _, port = rest[1:].partition("]")
+        port = port[1:]
+    else:
+        host, _, port = rest.rpartition(":") if ":" in rest else (rest, "", "")
+    port = port or "8786"
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"scheduler: expected an address such as 'tcp://host:8786', "
+                         f"got {address!r}")
+    return host, int(port)
+
+
+def _resolve(address, host, port, seconds):
+    """``getaddrinfo`` with a deadline (a dead DNS server would take 30 s or more)."""
+    import socket
+
+    box = []
+
+    def look_up():
+        try:
+            box.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as e:
+            box.append(e)
+
+    threading.Thread(target=look_up, daemon=True).start()
+    deadline = time.monotonic() + seconds
+    while not box and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not box:
+        raise ValueError(f"scheduler: cannot reach {address}: {host!r} did not resolve "
+                         f"within {seconds:g} s")
+    if isinstance(box[0], OSError):
+        raise ValueError(f"scheduler: cannot reach {address}: cannot resolve {host!r} "
+                         f"({box[0].strerror or box[0]})")
+    return box[0]
+
+
+def _connect(address, infos, seconds):
+    """A socket connected to one of ``infos`` within ``seconds`` each."""
+    import socket
+
+    error = None
+    for family, kind, proto, _, where in infos:
+        sock = socket.socket(family, kind, proto)
+        sock.settimeout(seconds)
+        try:
+            sock.connect(where)
+            return sock
+        except OSError as e:
+            sock.close()
+            error = (f"no answer within {seconds:g} s" if isinstance(e, TimeoutError)
+                     else e.strerror or str(e))
+    raise ValueError(f"scheduler: cannot reach {address}: {error}")
+
+
+def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> None:
+    """Check in seconds, before any Dask client waits on it, that ``address``
+    looks like a Dask scheduler's: the host resolves, the port accepts a TCP
+    connection, and (plain TCP) the peer speaks first with a plausible frame,
+    as a Dask listener does with its handshake. A closed port, an unknown
+    host, a peer that never answers, or one that answers in another protocol
+    (an HTTP server, SSH) is a ``ValueError`` naming the address. Other
+    protocols (``tls://``, ``ucx://``, ...) are only resolved and connected to,
+    or left to Dask."""
+    import struct
+
+    protocol, _, rest = address.rpartition("://")
+    if protocol not in ("", "tcp", "tls"):
+        return
+    host, port = _host_port(rest, address)
+    sock = _connect(address, _resolve(address, host, port, seconds), seconds)
+    head, silent = b"", False
+    with sock:
+        try:
+            while protocol != "tls" and len(head) < 8:   # TLS: the client speaks first
+                chunk = sock.recv(8 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+        except TimeoutError:
+            silent = True
+        except OSError:                          # reset
+            pass
+    if protocol == "tls":
+        return
+    if len(head) < 8:
+        what = "sent nothing" if silent and not head else "closed the connection"
+        raise ValueError(f"scheduler: {address} accepted the connection but {what} within "
+                         f"{seconds:g} s; a Dask scheduler sends its handshake at once (a "
+                         f"web server or a hung process does not)")
+    (length,) = struct.unpack("Q", head)
+    if not 0 < length <= _HANDSHAKE_BYTES:
+        raise ValueError(f"scheduler: {address} does not speak Dask's protocol (its first "
+                         f"bytes are {head!r}); is it a web server or another service?")
+
+
+class Dask:
+    """A ``dask.distributed`` cluster, given as a ``Client`` or a scheduler address.
+
+    An address is probed first (:func:`probe_scheduler`), so a wrong one fails
+    in seconds with a ``ValueError`` naming it; the client then gets
+    ``timeout`` to connect.
+    """
+
+    def __init__(self, client=None, address=None, timeout="10s"):
         try:
             import distributed
         except ImportError:
@@ -175,16 +286,23 @@ class Dask:
         self.client = client
         self.address = address
         self.timeout = timeout
+        if address is not None:
+            probe_scheduler(address)
+
+    def _connect(self):
+        try:
+            return self._distributed.Client(self.address, timeout=self.timeout)
+        except (OSError, MemoryError, TimeoutError) as e:
+            # refused, unreachable, timed out; MemoryError: a peer that is not a
+            # scheduler sent bytes that Dask read as a huge frame length
+            what = ("it does not speak Dask's protocol" if isinstance(e, MemoryError)
+                    else _one_line(e))
+            raise ValueError(f"scheduler: cannot reach {self.address}: {what}") from None
 
     def run(self, fn, tasks, on_result):
         distributed = self._distributed
         own = self.client is None
-        client = self.client
-        if own:
-            try:
-                client = distributed.Client(self.address, timeout=self.timeout)
-            except OSError as e:          # refused, unreachable or timed out
-                raise ValueError(f"scheduler: cannot reach {self.address}: {e}") from None
+        client = self._connect() if own else self.client
         futures = []
         try:
             for task in tasks:          # named by the task's key (unique in a sweep)
@@ -197,6 +315,11 @@ class Dask:
             client.cancel(futures)
             if own:
                 client.close()
+
+
+def _one_line(exc) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def backend(executor=None, workers=None, scheduler=None):
