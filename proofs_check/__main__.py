@@ -1,40 +1,106 @@
 """``python -m symdyn.proofs_check [--quick] [--only NAME ...] [--json FILE]``.
 
-Prints the verdict table; exit status 1 when any claim FAILs, 2 on bad input.
+Prints the verdict table. Exit status: 0 every claim PASSed; 1 a claim
+FAILed; 2 bad usage or input (an unknown check, an output that cannot be
+written); 3 internal error (a check that raised: the others still run, and
+the error is one line on stderr, with the traceback if SYMDYN_TRACEBACK=1);
+130 interrupted. ``symdyn verify`` runs this and exits with the same status.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import traceback
 
 from symdyn.checks import writable_path
 
 from . import CHECKS, run, table
 
+#: The exit statuses (the same as ``symdyn``'s).
+PASSED, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="proofs_check", description=__doc__.splitlines()[0])
+EXIT_CODES = """\
+exit status:
+  0    every claim PASSed
+  1    a claim FAILed (and no check raised)
+  2    bad usage or input: an unknown check, an output that cannot be written
+  3    internal error: a check raised (the others still run; the error is one
+       line on stderr, SYMDYN_TRACEBACK=1 shows the traceback)
+  130  interrupted (Ctrl-C)"""
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="proofs_check", description=__doc__.splitlines()[0],
+                                     epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help=f"among {list(CHECKS)}")
     parser.add_argument("--json", metavar="FILE", help="write every result as JSON")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _run_each(names, quick):
+    """Every check in turn: ``(results, errors)``; a check that raises is an
+    error (name, one line), and the next one still runs."""
+    results, errors = [], []
+    for name in names:
+        try:
+            results += run(quick=quick, only=[name], progress=_say)
+        except Exception as exc:         # a bug in a check, not a verdict
+            if os.environ.get("SYMDYN_TRACEBACK"):
+                traceback.print_exc()
+            text = " ".join(str(exc).split())[:300]
+            errors.append({"name": name, "error": f"{type(exc).__name__}: {text}"})
+            _say(f"proofs_check: internal error in {name} ({type(exc).__name__}): {text}")
+    return results, errors
+
+
+def main(argv=None) -> int:
+    """Run the checks; returns the exit status (see :data:`EXIT_CODES`)."""
+    args = _parser().parse_args(argv)            # bad usage: argparse exits with 2
+    names = list(CHECKS) if not args.only else list(args.only)
+    unknown = [n for n in names if n not in CHECKS]
     try:
+        if unknown:
+            raise ValueError(f"--only: unknown check(s) {unknown}; choose from {list(CHECKS)}")
         if args.json:
             writable_path(args.json, "--json")
-        results = run(quick=args.quick, only=args.only,
-                      progress=lambda m: print(m, file=sys.stderr, flush=True))
     except ValueError as exc:
-        print(f"proofs_check: error: {exc}", file=sys.stderr)
-        return 2
-    print(table(results))
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"quick": args.quick,
+        _say(f"proofs_check: error: {exc}")
+        return BAD_INPUT
+    try:
+        results, errors = _run_each(names, args.quick)
+    except KeyboardInterrupt:
+        _say("proofs_check: interrupted")
+        return INTERRUPTED
+    if results:
+        print(table(results))
+    written = _write_json(args.json, args.quick, results, errors) if args.json else True
+    if errors:
+        return INTERNAL
+    if not written:
+        return BAD_INPUT
+    return FAILED if any(r.verdict == "FAIL" for r, _ in results) else PASSED
+
+
+def _write_json(path, quick, results, errors) -> bool:
+    """Write the results; ``False`` (said on stderr) if the file cannot be written."""
+    try:
+        with open(path, "w") as fh:
+            json.dump({"quick": quick, "errors": errors,
                        "results": [dict(r.to_dict(), seconds=s) for r, s in results]},
                       fh, indent=1)
-    return 1 if any(r.verdict == "FAIL" for r, _ in results) else 0
+    except OSError as exc:
+        _say(f"proofs_check: error: cannot write {path} ({exc.strerror or exc})")
+        return False
+    return True
 
 
 if __name__ == "__main__":

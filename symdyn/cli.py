@@ -2,18 +2,20 @@
 
 Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``simulate SCHEME``,
 ``verify``, ``figures``, ``phase-diagram``, ``report``; ``--version``. Also
-``python -m symdyn``. Bad input prints one line to stderr
-and exits with status 2; ``verify`` exits with status 1 when a claim FAILs.
+``python -m symdyn``. Every error is one line on stderr; the exit status
+says which kind (:data:`EXIT_CODES`).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
 import sys
 import warnings
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -26,6 +28,18 @@ from .report import build as build_report
 from .report import distance_table
 from .solver import solve
 from .summary import FORMATS, derive
+
+#: The exit status of ``symdyn`` (and of ``python -m symdyn.proofs_check``).
+EXIT_CODES = """\
+exit status:
+  0    done (verify: every claim PASSed)
+  1    verify: a claim FAILed
+  2    bad usage or input, an output that cannot be written, a scheduler that
+       cannot be reached, or a problem too large for this machine
+  3    internal error (a bug: set SYMDYN_TRACEBACK=1 for the traceback)
+  130  interrupted (Ctrl-C)"""
+
+OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,7 +62,8 @@ def _scheme_arguments(p):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="symdyn", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="symdyn", description=__doc__.splitlines()[0], epilog=EXIT_CODES,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"symdyn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("schemes", help="list the built-in schemes")
@@ -71,7 +86,8 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", default="csv", choices=("csv", "json"))
     s.add_argument("--dps", type=int, help="solve with mpmath at this many digits")
 
-    v = sub.add_parser("verify", help="check the paper's claims (proofs_check)")
+    v = sub.add_parser("verify", help="check the paper's claims (proofs_check)",
+                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     v.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
     v.add_argument("--only", nargs="+", metavar="NAME",
                    help=f"run only these checks: {', '.join(_check_names())}")
@@ -297,11 +313,19 @@ _ADDRESS = re.compile(r"^([a-z]+://)?[^\s:/]+:\d{1,5}$")
 
 
 def _outputs(args) -> None:
-    """Check every output path before any work starts."""
+    """Check every output path before any work starts (a real write probe in
+    each folder: permission bits say nothing for root or a read-only mount)."""
     for option, folder in (("out", True), ("cache", True), ("json", False), ("plot", False)):
         path = getattr(args, option, None)
         if path is not None:
             writable_path(path, f"--{option}", folder=folder)
+    if args.command == "report":            # the files and folders it writes into
+        out = Path(args.out)
+        writable_path(out / "README.md", "--out")
+        if not (args.no_figures and args.no_design):
+            writable_path(out / "figures", "--out", folder=True)
+        if not args.no_phase_diagram:
+            writable_path(out / "phase_diagram", "--out", folder=True)
     scheduler = getattr(args, "scheduler", None)
     if scheduler is not None and not _ADDRESS.match(scheduler):
         raise ValueError(f"--scheduler: expected a Dask scheduler address such as "
@@ -309,30 +333,52 @@ def _outputs(args) -> None:
 
 
 def main(argv=None) -> int:
-    """Entry point of ``symdyn``; returns the exit status.
+    """Entry point of ``symdyn``; returns the exit status (:data:`EXIT_CODES`).
 
-    0: done; 1: a claim FAILed (``verify``) or an internal error; 2: bad
-    input; 130: interrupted. Every error is one line on stderr
+    0: done; 1: a claim FAILed (``verify``); 2: bad input, an output that
+    cannot be written (the file and the reason), an unreachable scheduler;
+    3: an internal error; 130: interrupted. Every error is one line on stderr
     (``SYMDYN_TRACEBACK=1`` shows the traceback of an internal error).
     """
     try:
         return _main(argv)
     except (ValueError, ArithmeticError, _UsageError) as exc:
         print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
     except KeyboardInterrupt as exc:
         print(f"symdyn: interrupted{': ' + _one_line(exc) if str(exc) else ''}",
               file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except MemoryError:
         print("symdyn: error: out of memory; make the problem smaller", file=sys.stderr)
-        return 2
+        return BAD_INPUT
+    except OSError as exc:
+        if exc.filename is None or os.environ.get("SYMDYN_TRACEBACK"):
+            return _internal(exc)
+        print(f"symdyn: error: {_file_error(exc)}", file=sys.stderr)
+        return BAD_INPUT
     except Exception as exc:  # a bug: one line, the traceback on request
-        if os.environ.get("SYMDYN_TRACEBACK"):
-            raise
-        print(f"symdyn: internal error ({type(exc).__name__}): {_one_line(exc)}; "
-              f"set SYMDYN_TRACEBACK=1 to see the traceback", file=sys.stderr)
-        return 1
+        return _internal(exc)
+
+
+def _internal(exc) -> int:
+    if os.environ.get("SYMDYN_TRACEBACK"):
+        raise exc
+    print(f"symdyn: internal error ({type(exc).__name__}): {_one_line(exc)}; "
+          f"set SYMDYN_TRACEBACK=1 to see the traceback", file=sys.stderr)
+    return INTERNAL
+
+
+def _file_error(exc: OSError) -> str:
+    """What failed and where: ``cannot write report/README.md (Permission denied)``."""
+    reason = exc.strerror or _one_line(exc)
+    verb = "write" if exc.errno in _WRITE_ERRORS else "use"
+    where = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 else "")
+    return f"cannot {verb} {where} ({reason})"
+
+
+_WRITE_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
+                 getattr(errno, "EDQUOT", errno.ENOSPC), errno.EISDIR, errno.EEXIST}
 
 
 def _one_line(exc) -> str:
@@ -378,7 +424,7 @@ def _run(args) -> int:
                            phase_diagram=not args.no_phase_diagram, scheduler=args.scheduler,
                            verdicts=None if args.no_verify else _verdicts,
                            progress=_progress))
-    return 0
+    return OK
 
 
 if __name__ == "__main__":

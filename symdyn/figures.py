@@ -10,6 +10,7 @@ what the paper's caption says. Nothing here changes matplotlib's backend.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import NamedTuple
@@ -309,10 +310,19 @@ def plot_phase_diagrams(diagrams, out, name, title):
     return save_figure(fig, out, name)
 
 
+def file_part(name: str) -> str:
+    """A scheme name as part of a file name: characters other than letters,
+    digits and ``.+-_`` become ``_`` (a custom scheme may be named ``"a/b"``
+    or ``".."``)."""
+    safe = re.sub(r"[^A-Za-z0-9.+_-]", "_", str(name))
+    return "_" + safe if safe.strip(".") == "" else safe
+
+
 def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
                          seeds=8, t_max=1e3, points=81, **sweep_options):
     """Sweep, then write ``phase_diagram.csv``, the figure of the first scheme
-    (``phase_diagram_<scheme>``) and, with several schemes, ``phase_diagram_all``.
+    (``phase_diagram_<scheme>``, the name made safe by :func:`file_part`) and,
+    with several schemes, ``phase_diagram_all``.
 
     Returns ``(diagrams, files)``. ``out`` is checked for writing, and
     ``points`` against memory (a table row per time point), before any work.
@@ -327,7 +337,7 @@ def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None,
     first = next(iter(dg))
     files = {"table": [csv]}
     files[first] = plot_phase_diagrams(
-        {first: dg[first]}, out, f"phase_diagram_{first}",
+        {first: dg[first]}, out, f"phase_diagram_{file_part(first)}",
         f"{first}, identity weights, n = {n}, uniform starts, {seeds} seeds: "
         f"clustering phase diagram and the equiangular prediction")
     if len(dg) > 1:
