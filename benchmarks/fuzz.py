@@ -1,0 +1,313 @@
+"""Fuzz every entry point, API and CLI, with hostile and careless input.
+
+    python benchmarks/fuzz.py [--cases 3000] [--seed 0] [--timeout 30]
+
+Each case is one call (text, numbers, types, sizes, files) run in a worker
+process; the parent kills a worker that takes longer than ``--timeout`` (a
+hang) and starts another. Every outcome is one of
+
+* ``result``        a value came back, and it passed the entry's invariants
+                    (finite, gamma in [-1, 1], no ``nan``/``zoo`` in a formula);
+* ``clear``         a ``ValueError`` (API) or exit status 2 with one stderr
+                    line (CLI), under 300 characters, within 1 s;
+* ``slow refusal``  as ``clear``, but after 1 s of work;
+* ``unclear``       any other exception, a traceback, a message over 300
+                    characters or over several lines;
+* ``silent wrong``  a value came back that breaks an invariant;
+* ``ran code``      a payload created the sentinel file;
+* ``hang``          no answer within ``--timeout`` seconds.
+
+It prints the counts and every case that is not ``result`` or ``clear``.
+The promise (issue 24): hangs, silent wrong, ran code and unclear are 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import contextlib
+import io
+import multiprocessing as mp
+import os
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+
+SENTINEL = os.path.join(tempfile.gettempdir(), f"symdyn-fuzz-sentinel-{os.getpid()}")
+
+# --- inputs -------------------------------------------------------------------------
+
+NAMES = sorted({n for n in dir(builtins) if not n.startswith("_")} | {
+    "__import__", "info", "show_config", "load", "save", "loadtxt", "fromfile", "memmap",
+    "system", "popen", "getattr", "setattr", "vars", "locals", "globals", "lambdify",
+    "sympify", "Symbol", "Function", "S", "N", "factorial", "gamma", "Gamma", "loggamma",
+    "zeta", "polygamma", "erf", "erfc", "besselj", "select", "where", "vectorize"})
+
+BIG = ["10**8", "10**49", "10**50", "10**51", "2**26", "2**64", "1e300", "1e308", "1e-320"]
+
+
+def law_texts(rng: random.Random) -> str:
+    kind = rng.randrange(9)
+    if kind == 0:
+        return f"{rng.choice(NAMES)}(t)"
+    if kind == 1:
+        return f"{rng.choice(['gamma', 'Gamma', 'factorial', 'exp', 'sinh'])}({rng.choice(BIG)})"
+    if kind == 2:
+        return f"2 + sin({rng.choice(BIG[:4])}*t)"
+    if kind == 3:
+        return f"Abs(t - {rng.uniform(0, 3):.4f})"
+    if kind == 4:
+        return "(" * rng.randrange(50, 200) + "t" + ")" * rng.randrange(50, 200)
+    if kind == 5:
+        return rng.choice([f"__import__('os').system('touch {SENTINEL}')",
+                           f"open('{SENTINEL}', 'w')", "().__class__.__bases__[0]",
+                           "t.__class__", "lambda: 0", "exp(t)[0]", "t; import os",
+                           "\x00", "t\u200b", "ｔ", "t" * 2000, "", " ", "1/0", "-1",
+                           "0", "nan", "oo", "zoo", "I", "t**(10**9)", "t**t**t**t"])
+    if kind == 6:
+        return f"{rng.choice(['1', 't', '1 + t', '2 - t', 'exp(-t)'])}" \
+               f"{rng.choice(['', '*r', '/r', '*a', '*A_norm', '**2', '**-1'])}"
+    if kind == 7:
+        return rng.choice(["1 + t", "t", "1/(1 + t)", "exp(-t)", "sqrt(t)", "t**2 - 1",
+                           "Heaviside(t - 1)", "Max(1, t)", "floor(t) + 1", "erf(t)"])
+    return "".join(rng.choice("t+-*/()^.0123456789 abeirnstx_,=[]{}'\"") for _ in
+                   range(rng.randrange(1, 30)))
+
+
+NUMBERS = [float("nan"), float("inf"), -float("inf"), -1.0, 0.0, 1.0, 2.0, 0.5, 1e300,
+           1e-300, -0.0, True, False, 1 + 2j, "3", "x", None, [1.0, 2.0], (), [],
+           "1e300", 10**400, 2**63, -5, 3.5]
+
+
+def number(rng: random.Random, good):
+    return good if rng.random() < 0.5 else rng.choice(NUMBERS)
+
+
+def times(rng: random.Random):
+    return rng.choice([[1.0], [0.0, 1.0], [1.0, 0.5], [-1.0], [], [float("nan")],
+                       [1e250], [1e300], [0.0, 1e-300], list(range(1, 50)), "1",
+                       [[1.0, 2.0]], 5.0, 10 ** 5, [1.0] * 3])
+
+
+# --- entry points -------------------------------------------------------------------
+# Each maker returns (entry, kwargs); `run` dispatches on entry in the worker.
+
+
+def make_case(rng: random.Random):
+    entry = rng.choice(ENTRIES)
+    text = law_texts(rng)
+    if entry in ("custom", "ngpt", "law_of_t", "numeric", "derive_custom", "solve_custom",
+                 "simulate_custom", "leading_order", "initial_velocity_text"):
+        return entry, {"text": text, "x": number(rng, 1.0)}
+    if entry == "solve":
+        return entry, {"scheme": rng.choice(SCHEMES), "n": number(rng, 4.0),
+                       "beta": number(rng, 1.0), "gamma0": number(rng, 0.2),
+                       "t": times(rng), "rtol": number(rng, 1e-9)}
+    if entry == "simulate":
+        return entry, {"scheme": rng.choice(SCHEMES), "n": rng.choice([1, 2, 4, 0, -1, 10**6]),
+                       "d": rng.choice([1, 2, 3, 0, 10**7]), "beta": number(rng, 1.0),
+                       "t": times(rng), "step": rng.choice([None, None, 0.1, 0.0, -1.0, 1e-300]),
+                       "clock": rng.choice(["t", "t", "log", "x"]), "merge": number(rng, None)}
+    if entry == "sweep":
+        return entry, {"grid": rng.choice([{"n": [4], "beta": [1.0], "gamma0": [0.1]},
+                                           {"n": [4, -1], "beta": [1.0]},
+                                           {"n": list(range(2, 200)), "beta": list(range(300))},
+                                           {"scheme": ["post-ln", "a/b"], "n": [4]},
+                                           {"nonsense": [1]}, {"n": "4"}, {}]),
+                       "cache": rng.choice([None, "FILE", "/proc/nope", "\x00bad", "LINK"])}
+    if entry == "design":
+        return entry, {"layers": rng.choice([16, 0, -1, 10**9, 2.5]),
+                       "depth": number(rng, 4.0), "bounds": rng.choice([None, {"c": (0, 1)}])}
+    if entry == "cli":
+        return entry, {"argv": cli_argv(rng)}
+    raise AssertionError(entry)
+
+
+SCHEMES = ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]
+ENTRIES = ["custom", "ngpt", "law_of_t", "numeric", "derive_custom", "solve_custom",
+           "simulate_custom", "leading_order", "initial_velocity_text", "solve", "simulate",
+           "sweep", "design", "cli"]
+CLI_VALUES = ["4", "0", "-1", "1e309", "nan", "inf", "8.5", "abc", "", "1" * 400, "2",
+              "1e-300", "Post-LN"]
+
+
+def cli_argv(rng: random.Random):
+    base = rng.choice([
+        ["solve", "post-ln", "--n", "4", "--beta", "1", "--gamma0", "0", "--t-max", "1"],
+        ["simulate", "post-ln", "--n", "4", "--d", "3", "--seeds", "1", "--t-max", "1",
+         "--points", "3"],
+        ["derive", "post-ln"], ["derive", "custom", "--speed", "1"],
+        ["derive", "ngpt", "--alpha", "1 + t"], ["schemes"]])
+    argv = list(base)
+    for _ in range(rng.randrange(1, 3)):
+        i = rng.randrange(len(argv))
+        argv[i] = law_texts(rng) if rng.random() < 0.3 else rng.choice(CLI_VALUES)
+    return argv
+
+
+def run(entry, kw, tmp):
+    import numpy as np
+
+    import symdyn as sd
+    if entry == "custom":
+        return sd.custom_scheme("fz", speed=kw["text"])
+    if entry == "ngpt":
+        return sd.scheme("ngpt", alpha=kw["text"])
+    if entry == "law_of_t":
+        return sd.scheme("ngpt", alpha=kw["text"]).law_of_t("alpha")(kw["x"])
+    if entry == "numeric":
+        return sd.scheme("ngpt", alpha=kw["text"]).numeric()
+    if entry == "derive_custom":
+        return sd.derive(sd.custom_scheme("fz", speed=kw["text"]))
+    if entry == "solve_custom":
+        return sd.solve(sd.custom_scheme("fz", speed=kw["text"]), n=4, beta=1.0, gamma0=0.1,
+                        t=[0.5, 2.0])
+    if entry == "simulate_custom":
+        return sd.simulate(sd.custom_scheme("fz", speed=kw["text"]), sd.init.sphere(4, 3, seed=0),
+                           1.0, [0.5, 1.0])
+    if entry == "leading_order":
+        return sd.leading_order(kw["text"])
+    if entry == "initial_velocity_text":
+        return sd.initial_velocity("post-ln", gamma0=kw["text"])
+    if entry == "solve":
+        return sd.solve(kw["scheme"], n=kw["n"], beta=kw["beta"], gamma0=kw["gamma0"],
+                        t=kw["t"], rtol=kw["rtol"])
+    if entry == "simulate":
+        X0 = np.random.default_rng(0).normal(size=(min(abs(kw["n"]), 64) or 1,
+                                                    min(abs(kw["d"]), 64) or 1))
+        if kw["n"] > 64 or kw["d"] > 64:
+            X0 = np.zeros((max(kw["n"], 0), max(kw["d"], 0)), dtype=np.float32)[:, :1]
+        return sd.simulate(kw["scheme"], X0, kw["beta"], kw["t"], step=kw["step"],
+                           clock=kw["clock"], merge=kw["merge"])
+    if entry == "sweep":
+        cache = {"FILE": os.path.join(tmp, "afile"), "LINK": os.path.join(tmp, "link")}.get(
+            kw["cache"], kw["cache"])
+        open(os.path.join(tmp, "afile"), "w").close()
+        with contextlib.suppress(FileExistsError):
+            os.symlink("/nonexistent/target", os.path.join(tmp, "link"))
+        return sd.sweep(kw["grid"], [0.5, 1.0], kind="solve", executor="serial", cache=cache)
+    if entry == "design":
+        fam = sd.alpha_family("linear")
+        return sd.design(fam, depth=kw["depth"], n=8, beta=1.0, gamma0=0.0,
+                         layers=kw["layers"], bounds=kw["bounds"], check=False)
+    if entry == "cli":
+        from symdyn import cli
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            try:
+                code = cli.main(kw["argv"])
+            except SystemExit as exc:       # argparse
+                code = exc.code
+        return ("cli", code, err.getvalue(), out.getvalue())
+    raise AssertionError(entry)
+
+
+def invariants(value) -> str | None:
+    """Why a returned value is wrong, or None."""
+    import numpy as np
+    import sympy as sp
+    if isinstance(value, tuple) and value and value[0] == "cli":
+        _, code, err, out = value
+        if code == 0:
+            return "nan in output" if "nan" in out.lower().split(",") else None
+        if code == 2 and err.strip() and "\n" not in err.strip() and len(err) < 300 \
+                and "Traceback" not in err:
+            return "CLEAR"
+        return f"exit {code}: {err.strip()[-200:]!r}"
+    if isinstance(value, float):
+        return None if np.isfinite(value) and value > 0 else f"law value {value}"
+    if isinstance(value, sp.Basic):
+        return "nan/zoo in a formula" if value.has(sp.nan, sp.zoo) else None
+    for field in ("gamma", "epsilon", "r", "min_cosine"):
+        arr = getattr(value, field, None)
+        if arr is None or not isinstance(arr, np.ndarray) or arr.dtype == object:
+            continue
+        if field in ("gamma", "min_cosine") and np.any(np.abs(arr[np.isfinite(arr)]) > 1 + 1e-6):
+            return f"{field} outside [-1, 1]"
+        if not np.all(np.isfinite(arr)) and not getattr(value, "bounds", None):
+            return f"non-finite {field}"
+    return None
+
+
+# --- the worker and the parent ------------------------------------------------------
+
+
+def worker(inbox, outbox):
+    import warnings
+    warnings.simplefilter("ignore")
+    tmp = tempfile.mkdtemp(prefix="symdyn-fuzz-")
+    os.chdir(tmp)
+    import symdyn  # noqa: F401  (import once, before the clock runs)
+    while True:
+        item = inbox.get()
+        if item is None:
+            return
+        entry, kw = item
+        start = time.monotonic()
+        try:
+            value = run(entry, kw, tmp)
+            why = invariants(value)
+            kind = "clear" if why == "CLEAR" else ("result" if why is None else "silent wrong")
+            detail = "" if why in (None, "CLEAR") else why
+        except ValueError as exc:
+            msg = str(exc)
+            kind = "clear" if len(msg) < 300 and "\n" not in msg.strip() else "unclear"
+            detail = "" if kind == "clear" else f"ValueError, {len(msg)} chars: {msg[:160]!r}"
+        except BaseException as exc:        # noqa: BLE001  (what the fuzz is looking for)
+            kind, detail = "unclear", f"{type(exc).__name__}: {str(exc)[:160]!r}"
+        seconds = time.monotonic() - start
+        if kind == "clear" and seconds > 1.0:
+            kind, detail = "slow refusal", f"{seconds:.1f} s"
+        if os.path.exists(SENTINEL):
+            os.remove(SENTINEL)
+            kind, detail = "ran code", "the sentinel file was created"
+        outbox.put((kind, detail, seconds))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=30.0)
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    cases = [make_case(rng) for _ in range(args.cases)]
+    ctx = mp.get_context("spawn")
+    counts, notes, proc = Counter(), [], None
+    t0 = time.monotonic()
+    for i, case in enumerate(cases):
+        if proc is None:
+            inbox, outbox = ctx.Queue(), ctx.Queue()
+            proc = ctx.Process(target=worker, args=(inbox, outbox), daemon=True)
+            proc.start()
+        inbox.put(case)
+        try:
+            kind, detail, _ = outbox.get(timeout=args.timeout + (60 if i == 0 else 0))
+        except Exception:                   # queue.Empty: the worker hangs (or died)
+            kind, detail = ("hang", f"> {args.timeout:g} s") if proc.is_alive() else \
+                ("unclear", f"worker died (exit {proc.exitcode})")
+            proc.kill()
+            proc = None
+        counts[kind] += 1
+        if kind not in ("result", "clear"):
+            notes.append(f"{kind:13s} {case[0]:22s} {str(case[1])[:150]} -> {detail}")
+        if (i + 1) % 250 == 0:
+            print(f"  {i + 1} cases, {time.monotonic() - t0:.0f} s: {dict(counts)}",
+                  file=sys.stderr)
+    if proc is not None:
+        inbox.put(None)
+        proc.join(5)
+    print(f"{len(cases)} inputs tried in {time.monotonic() - t0:.0f} s (seed {args.seed})")
+    for kind in ("result", "clear", "slow refusal", "unclear", "silent wrong", "ran code",
+                 "hang"):
+        print(f"  {kind:13s} {counts[kind]}")
+    for line in notes:
+        print(line)
+    bad = sum(counts[k] for k in ("unclear", "silent wrong", "ran code", "hang"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
