@@ -3,13 +3,23 @@ outputs that cannot be written, Ctrl-C, killed parents, sizes beyond memory,
 and arguments of the wrong type. Every fault is reported as a ValueError (or
 a CacheWarning, or a one-line KeyboardInterrupt) before any work is lost."""
 
+import builtins
+import errno
+import fnmatch
+import io
+import itertools
+import math
 import multiprocessing
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+import warnings
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -317,3 +327,417 @@ def test_phase_diagram_takes_single_values():
     assert list(one) == ["post-ln"]
     assert one["post-ln"].prediction.tolist() == listed["post-ln"].prediction.tolist()
 
+
+
+# --- 7. files and caches under attack or failure (issue 24, item 6) -----------------
+# Tests run as root here, so chmod does not make a folder read-only: the faults are
+# injected at the os level (os.open, io.open, os.mkdir, os.fdopen), below every code
+# path of symdyn, as a read-only mount or a full disk would raise them.
+
+def _inside(path, folder):
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return False                           # a file descriptor
+    p = os.path.realpath(os.fsdecode(path))
+    return p == folder or p.startswith(folder + os.sep)
+
+
+def refuse_writes(monkeypatch, folder, code=errno.EROFS, allow=0, names="*"):
+    """Writes under ``folder`` (files matching ``names``) raise ``OSError(code)``
+    after the first ``allow`` of them: new or opened-for-writing files, folders."""
+    folder = os.path.realpath(folder)
+    real_os_open, real_open, real_mkdir = os.open, io.open, os.mkdir
+    seen = []
+
+    def refused(path):
+        if not _inside(path, folder) or not fnmatch.fnmatch(os.path.basename(path), names):
+            return False
+        seen.append(path)
+        return len(seen) > allow
+
+    def error(path):
+        return OSError(code, os.strerror(code), os.fsdecode(path))
+
+    def os_open(path, flags, mode=0o777, *, dir_fd=None):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and refused(path):
+            raise error(path)
+        return real_os_open(path, flags, mode, dir_fd=dir_fd)
+
+    def io_open(file, mode="r", *args, **kw):
+        if set(mode) & set("wax+") and refused(file):
+            raise error(file)
+        return real_open(file, mode, *args, **kw)
+
+    def mkdir(path, mode=0o777, *, dir_fd=None):
+        if refused(path):
+            raise error(path)
+        return real_mkdir(path, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(io, "open", io_open)
+    monkeypatch.setattr(builtins, "open", io_open)
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    return seen
+
+
+class _FullDisk(io.RawIOBase):
+    """A file whose writes fail with ENOSPC after ``room`` bytes."""
+
+    def __init__(self, fh, room):
+        self.fh, self.room = fh, room
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return self.fh.write(data)
+
+    def close(self):
+        self.fh.close()
+        super().close()
+
+
+def fill_disk(monkeypatch, folder, files_that_fit):
+    """Files opened by descriptor under ``folder`` (symdyn's temporaries) hit a
+    full disk after ``files_that_fit`` of them, 100 bytes into the next."""
+    folder = os.path.realpath(folder)
+    real = os.fdopen
+    opened = []
+
+    def fdopen(fd, mode="r", *args, **kw):
+        fh = real(fd, mode, *args, **kw)
+        if _inside(os.readlink(f"/proc/self/fd/{fd}"), folder):
+            opened.append(fd)
+            if len(opened) > files_that_fit:
+                return _FullDisk(fh, 100)
+        return fh
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+
+
+# 6a. temporaries: a random name created with O_EXCL, never a planted symlink's target
+
+def _alternating_names(monkeypatch):
+    """Every temporary's first name is ".<entry>.planted.tmp" (as if guessed)."""
+    count = itertools.count()
+
+    def token_hex(nbytes):
+        k = next(count)
+        return "planted" if k % 2 == 0 else f"{k:016x}"
+
+    monkeypatch.setattr(sweep_module.secrets, "token_hex", token_hex)
+
+
+def _planted_symlinks(tmp_path, monkeypatch):
+    """Plant, for every entry, symlinks to a victim file at the old predictable
+    temporary name and at the first name the sweep will try; run the sweep and
+    return the table and the victim's bytes."""
+    keys = [p.stem for p in sorted((tmp_path / "first").glob("*.npz"))]
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for key in keys:
+        (cache / f"{key}.{os.getpid()}.tmp.npz").symlink_to(victim)
+        (cache / f".{key}.npz.planted.tmp").symlink_to(victim)
+    _alternating_names(monkeypatch)
+    df = sd.sweep(GRID, T, cache=cache, **RUN)
+    return df, victim.read_bytes(), [cache / f"{key}.npz" for key in keys]
+
+
+def test_cache_temporaries_never_write_through_a_planted_symlink(reference, tmp_path,
+                                                                 monkeypatch):
+    sd.sweep(GRID, T, cache=tmp_path / "first", **RUN)
+    df, victim, entries = _planted_symlinks(tmp_path, monkeypatch)
+    assert victim == b"precious"
+    pd.testing.assert_frame_equal(df, reference)
+    assert all(p.is_file() and not p.is_symlink() for p in entries)
+    planted = sorted(entries[0].parent.glob(".*.planted.tmp"))
+    assert len(planted) == 4 and all(p.is_symlink() for p in planted)   # left alone
+    monkeypatch.undo()
+    assert sd.sweep(GRID, T, cache=entries[0].parent, **RUN).attrs["cached"] == 4
+
+
+def _old_store(cache, task, cols):
+    tmp = cache / f"{task.key}.{os.getpid()}.tmp.npz"
+    np.savez(tmp, __task__=np.array(task.doc), __sha256__=np.array(sweep_module._checksum(cols)),
+             **cols)
+    os.replace(tmp, cache / f"{task.key}.npz")
+    return True
+
+
+def _exclusive_without_o_excl(folder, prefix):
+    path = folder / f"{prefix}{sweep_module.secrets.token_hex(8)}.tmp"
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666), path
+
+
+@pytest.mark.parametrize("unsafe", [("_store", _old_store),
+                                    ("_exclusive", _exclusive_without_o_excl)],
+                         ids=["predictable name", "no O_EXCL"])
+def test_control_planted_symlinks_are_written_through_by_unsafe_temporaries(
+        tmp_path, monkeypatch, unsafe):
+    sd.sweep(GRID, T, cache=tmp_path / "first", **RUN)
+    monkeypatch.setattr(sweep_module, *unsafe)
+    _, victim, _ = _planted_symlinks(tmp_path, monkeypatch)
+    assert victim != b"precious"
+
+
+# 6b. an entry is refused by its declared sizes before anything is inflated
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory):
+    """A real zip bomb: 256 MiB of zeros as gamma.npy in a ~1 MiB file."""
+    path = tmp_path_factory.mktemp("bomb") / "bomb.npz"
+    n = 2**28
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z, \
+            z.open("gamma.npy", "w", force_zip64=True) as m:
+        np.lib.format.write_array_header_1_0(
+            m, {"descr": "<f8", "fortran_order": False, "shape": (n // 8,)})
+        chunk = bytes(2**22)
+        for _ in range(n // len(chunk)):
+            m.write(chunk)
+    return path
+
+
+def _lying_header(path):
+    """An array header that claims 2**40 float64s in a member of a few bytes."""
+    with zipfile.ZipFile(path, "w") as z, z.open("gamma.npy", "w") as m:
+        np.lib.format.write_array_header_1_0(
+            m, {"descr": "<f8", "fortran_order": False, "shape": (2**40,)})
+        m.write(bytes(16))
+
+
+def _bomb_scenario(tmp_path, monkeypatch, damage):
+    """Damage one entry, spy on numpy's array reader, rerun: (warnings, arrays read)."""
+    cache = tmp_path / "cache"
+    sd.sweep(GRID, T, cache=cache, **RUN)
+    victim = sorted(cache.glob("*.npz"))[1]
+    damage(victim)
+    inflated = []
+    real = np.lib.format.read_array
+
+    def spy(fp, *args, **kw):
+        np.lib.format.read_magic(fp)
+        shape = np.lib.format.read_array_header_1_0(fp)[0]
+        inflated.append(shape)
+        if math.prod(shape) > 2**20:
+            raise MemoryError(f"the test's spy: an array of {shape} was inflated")
+        fp.seek(0)
+        return real(fp, *args, **kw)
+
+    monkeypatch.setattr(np.lib.format, "read_array", spy)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        df = sd.sweep(GRID, T, cache=cache, **RUN)
+    return df, [str(w.message) for w in record if w.category is CacheWarning], inflated
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (None, r"declares 268,435,5\d\d bytes unpacked, more than the [\d,]+ this task can "
+           r"fill; not read"),
+    (_lying_header, r"gamma.npy declares \(1099511627776,\) float64 \(8,796,093,022,208 "
+                    r"bytes\) in 144; not read"),
+], ids=["zip bomb", "lying header"])
+def test_cache_entry_refused_by_its_declared_size(reference, tmp_path, monkeypatch, bomb,
+                                                  damage, reason):
+    started = time.perf_counter()
+    damage = damage or (lambda p: shutil.copy(bomb, p))
+    df, messages, inflated = _bomb_scenario(tmp_path, monkeypatch, damage)
+    assert len(messages) == 1 and re.search(reason, messages[0]), messages
+    assert all(math.prod(s) < 100 for s in inflated)           # only the 3 good entries
+    pd.testing.assert_frame_equal(df, reference)
+    assert time.perf_counter() - started < 10
+
+
+def test_control_without_the_size_check_the_bomb_is_inflated(tmp_path, monkeypatch, bomb):
+    monkeypatch.setattr(sweep_module, "_declared_sizes", lambda fh, limit: None)
+    _, messages, inflated = _bomb_scenario(tmp_path, monkeypatch,
+                                           lambda p: shutil.copy(bomb, p))
+    assert (2**25,) in inflated and "the test's spy" in messages[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_a_fifo_in_the_cache_is_not_waited_on(reference, tmp_path, calls):
+    sd.sweep(GRID, T, cache=tmp_path, **RUN)
+    victim = sorted(tmp_path.glob("*.npz"))[2]
+    victim.unlink()
+    os.mkfifo(victim)
+    calls.clear()
+    with pytest.warns(CacheWarning, match=f"{victim}: it cannot be read .*not a regular"):
+        df = sd.sweep(GRID, T, cache=tmp_path, **RUN)
+    assert calls == [victim.stem]
+    pd.testing.assert_frame_equal(df, reference)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_control_a_blocking_open_waits_on_the_fifo(tmp_path, monkeypatch):
+    import threading
+
+    sd.sweep(GRID, T, cache=tmp_path, **RUN)
+    victim = sorted(tmp_path.glob("*.npz"))[2]
+    victim.unlink()
+    os.mkfifo(victim)
+    monkeypatch.delattr(os, "O_NONBLOCK")               # the open as it was: blocking
+    runner = threading.Thread(target=sd.sweep, args=(GRID, T),
+                              kwargs=dict(cache=tmp_path, **RUN), daemon=True)
+    runner.start()
+    runner.join(1.0)
+    assert runner.is_alive()                            # stuck in open()
+    with open(victim, "wb"):                            # a writer releases it
+        pass
+    runner.join(10)
+    assert not runner.is_alive()
+
+
+# 6c. a cache folder that stops taking files mid-sweep loses nothing
+
+def _faulty_cache_scenario(tmp_path, monkeypatch, fault):
+    """The cache takes two entries, then fails (read-only, or full): the table,
+    the CacheWarnings, the files left in the cache."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if fault == "read-only":
+        refuse_writes(monkeypatch, cache, errno.EROFS, allow=2, names=".*.tmp")
+    else:
+        fill_disk(monkeypatch, cache, files_that_fit=2)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        df = sd.sweep(GRID, T, cache=cache, **RUN)
+    return df, [str(w.message) for w in record if w.category is CacheWarning], \
+        sorted(p.name for p in cache.iterdir())
+
+
+@pytest.mark.parametrize("fault, reason", [("read-only", "Read-only file system"),
+                                           ("disk full", "No space left on device")])
+def test_a_cache_that_stops_taking_files_loses_no_result(reference, tmp_path, monkeypatch,
+                                                         fault, reason):
+    df, messages, files = _faulty_cache_scenario(tmp_path, monkeypatch, fault)
+    pd.testing.assert_frame_equal(df, reference)
+    assert len(messages) == 1, messages                 # warned once
+    assert messages[0].startswith(f"cache: cannot write to {tmp_path / 'cache'} ({reason}); "
+                                  f"the sweep goes on and returns every result")
+    assert len(files) == 2 and all(f.endswith(".npz") for f in files)   # no temporaries
+    monkeypatch.undo()
+    again = sd.sweep(GRID, T, cache=tmp_path / "cache", **RUN)
+    assert again.attrs["cached"] == 2 and again.attrs["computed"] == 2
+
+
+def _store_without_a_net(self, task, cols):
+    if self.cache is not None:
+        self.stored += sweep_module._store(self.cache, task, cols)
+
+
+@pytest.mark.parametrize("fault", ["read-only", "disk full"])
+def test_control_a_cache_error_without_the_net_loses_the_sweep(tmp_path, monkeypatch, fault):
+    monkeypatch.setattr(sweep_module._Saver, "__call__", _store_without_a_net)
+    with pytest.raises(OSError):
+        _faulty_cache_scenario(tmp_path, monkeypatch, fault)
+
+
+# 6d. out= on a read-only or full disk is refused before the work
+
+def test_out_on_a_read_only_folder_is_refused_before_any_task_runs(tmp_path, monkeypatch,
+                                                                   no_work):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    refuse_writes(monkeypatch, ro)
+    for kw, match in [({"out": ro / "table.csv"}, f"^out: cannot write to '{ro}'"),
+                      ({"out": ro / "sub" / "t.parquet"}, f"^out: cannot create '{ro}/sub'"),
+                      ({"cache": ro}, f"^cache: cannot write to '{ro}'"),
+                      ({"cache": ro / "cache"}, f"^cache: cannot create '{ro}/cache'")]:
+        with pytest.raises(ValueError, match=match + r" \(Read-only file system\)"):
+            sd.sweep(GRID, T, **kw, **RUN)
+
+
+def test_control_without_the_probe_the_read_only_out_is_found_after_the_work(
+        tmp_path, monkeypatch, no_work):
+    monkeypatch.setattr(sweep_module, "writable_path", lambda path, name, folder=False: path)
+    refuse_writes(monkeypatch, tmp_path)
+    with pytest.raises(AssertionError, match="a task ran"):
+        sd.sweep(GRID, T, out=tmp_path / "table.csv", **RUN)
+
+
+def _disk(free):
+    real = shutil.disk_usage
+
+    def usage(path):
+        u = real(path)
+        return type(u)(u.total, u.total - free, free)
+    return usage
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"out": "table.csv"}, r"^out: not enough free space: the table \(\d+(\.\d+)? kB in "
+                           r"'.*'\) need about .* kB, the disk has 500 bytes free"),
+    ({"cache": "cache"}, r"^cache: not enough free space: 4 cache files \(.* kB in "),
+    ({"out": "table.parquet", "cache": "cache"},
+     r"^out: not enough free space: the table \(.*\) and 4 cache files \(.*\) need about"),
+])
+def test_out_and_cache_on_a_full_disk_are_refused_before_any_task_runs(
+        tmp_path, monkeypatch, no_work, kw, match):
+    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(500))
+    kw = {k: tmp_path / v for k, v in kw.items()}
+    with pytest.raises(ValueError, match=match):
+        sd.sweep(GRID, T, **kw, **RUN)
+
+
+def test_control_with_room_on_the_disk_the_sweep_writes(reference, tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(10**6))  # 1 MB is enough
+    out = tmp_path / "table.csv"
+    df = sd.sweep(GRID, T, out=out, cache=tmp_path / "cache", **RUN)
+    pd.testing.assert_frame_equal(df, reference)
+    assert pd.read_csv(out).gamma.tolist() == reference.gamma.tolist()
+    monkeypatch.setattr(sweep_module, "_room", lambda *args: None)       # the check removed
+    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(500))
+    monkeypatch.setattr(sweep_module, "run_task", lambda task: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        sd.sweep(GRID, T, out=out, cache=tmp_path / "empty", **RUN)
+
+
+def test_a_table_that_cannot_be_written_at_the_end_is_returned(reference, tmp_path,
+                                                                monkeypatch):
+    out = tmp_path / "table.csv"
+    out.write_text("an earlier table\n")
+    refuse_writes(monkeypatch, tmp_path, errno.ENOSPC, names=".table.csv.*.tmp")
+    with pytest.warns(UserWarning, match=f"^out: cannot write {out} \\(No space left on "
+                                         f"device\\); the table is returned but not written"):
+        df = sd.sweep(GRID, T, out=out, **RUN)
+    pd.testing.assert_frame_equal(df, reference)
+    assert out.read_text() == "an earlier table\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv"]
+
+
+def _old_write_table(table, out):
+    table.to_csv(out, index=False)
+
+
+def test_control_a_direct_write_at_the_end_loses_the_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep_module, "_write_table", _old_write_table)
+    out = tmp_path / "table.csv"
+    out.write_text("an earlier table\n")
+    refuse_writes(monkeypatch, tmp_path, errno.ENOSPC, allow=1, names="table.csv")  # probe
+    with pytest.raises(OSError, match="No space left"):
+        sd.sweep(GRID, T, out=out, **RUN)
+
+
+# 6e. a scheme name is never a path
+
+def test_a_scheme_named_with_a_slash_gets_a_safe_file_name(tmp_path):
+    s = sd.custom_scheme("a/b", "r*A_norm**2")
+    _, files = write_phase_diagrams(tmp_path, schemes=[s], d=[4], beta=[1.0], n=4, seeds=1,
+                                    points=3, executor="serial")
+    assert [p.name for p in files["a/b"]] == ["phase_diagram_a_b.png", "phase_diagram_a_b.svg"]
+    assert all(p.parent == tmp_path and p.stat().st_size > 1000 for p in files["a/b"])
+
+
+def test_control_the_raw_name_fails_after_the_sweep(tmp_path, monkeypatch, calls):
+    import symdyn.figures as figures
+
+    monkeypatch.setattr(figures, "file_part", str)
+    s = sd.custom_scheme("a/b", "r*A_norm**2")
+    with pytest.raises(FileNotFoundError, match="phase_diagram_a/b"):
+        write_phase_diagrams(tmp_path, schemes=[s], d=[4], beta=[1.0], n=4, seeds=1,
+                             points=3, executor="serial")
+    assert calls                                        # after the work
