@@ -65,13 +65,9 @@ def float_printer() -> FloatPrinter:
                          "allow_unknown_functions": True, "user_functions": {}})
 
 
-def _float(value):
-    return float(value) if np.ndim(value) == 0 else value
-
-
 def _wrap(fn):
-    def on_float(*args, **kwargs):
-        return _float(fn(*args, **kwargs))
+    def on_float(*args):
+        return float(fn(*args))     # a 0-d result; anything else raises TypeError
     on_float.__name__ = getattr(fn, "__name__", "function")
     return on_float
 
