@@ -38,12 +38,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 import sympy as sp
 
 from .budget import SECONDS, time_limit
 from .display import formula_table, latex
 from .equiangular import check_attention, reduce
-from .expressions import ExprLike, value
+from .expressions import ExprLike, _short, in_domain, lambdify, substitute, value
 from .registry import SchemeLike, branch_at
 from .registry import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, C, gamma, n, r, t
@@ -57,27 +58,62 @@ _s = sp.Symbol("s", nonnegative=True)
 # initial velocity
 # --------------------------------------------------------------------------
 
-def _start_values(s, gamma0, r0, n_value):
-    g0 = _expression(gamma0, "gamma0")
-    rr = _expression(r0, "r0")
+#: The state and time, on which a starting value cannot depend.
+_STATE = ("t", "r", "a", "A_norm", "gamma", "C")
+
+
+def _start_value(x, argument):
+    v = value(x, argument, ALL_SYMBOLS)
+    state = sorted(str(s) for s in v.free_symbols if s.name in _STATE)
+    if state:
+        raise ValueError(f"{argument}: a starting value cannot depend on the state or "
+                         f"time ({', '.join(state)}); it may use n and beta, got {x!r}")
+    return v
+
+
+def _start_values(s, gamma0, r0, n_value, beta_value):
+    """The substitution ``{t: 0, gamma: gamma0, r: r0, n: n}`` of a start,
+    each value checked in the model's domain."""
+    g0, rr = _start_value(gamma0, "gamma0"), _start_value(r0, "r0")
+    given = {} if beta_value == BETA else {BETA: beta_value}
+    if n_value is not None:
+        given[n] = in_domain(_start_value(n_value, "n"), "n")
+    g0, rr = substitute(g0, given, "gamma0"), substitute(rr, given, "r0")
     if rr.is_number and not (rr.is_real and rr.is_finite and rr > 0):
         raise ValueError(f"r0 must be a finite number > 0, got {r0!r}")
+    in_domain(rr, "r", "r0")
+    _check_gamma0(g0, given.get(n, n), gamma0)
     values = {t: sp.Integer(0), gamma: g0}
-    if n_value is not None:
-        nn = _expression(n_value, "n")
-        if nn.is_number and not (nn.is_finite and nn >= 2):
-            raise ValueError(f"n must be >= 2, got {n_value!r}")
-        values[n] = nn
-    lower = -1 / (values.get(n, n) - 1)
-    if g0.is_number:
-        if not (g0.is_real and g0.is_finite):
-            raise ValueError(f"gamma0 must be a finite real number, got {gamma0!r}")
-        if g0 > 1 or (lower.is_number and g0 < lower) or g0 < -1:
-            raise ValueError(f"gamma0 must lie in [-1/(n-1), 1] = [{lower}, 1], "
-                             f"got {gamma0!r}")
+    if n in given:
+        values[n] = given[n]
     # Tokens renormalized at t = 0 (docs/model.md, section 2) have r = 1.
     values[r] = sp.Integer(1) if s.starts_on_sphere else rr
     return values
+
+
+#: Where a symbolic gamma0 is checked: n from 2 to 1e6, beta from 0 to 10.
+_GAMMA0_WITNESSES = np.meshgrid([2.0, 3.0, 8.0, 1e3, 1e6], [0.0, 1.0, 10.0])
+
+
+def _check_gamma0(g0, nn, gamma0):
+    """gamma0 in [-1/(n-1), 1]: decided for numbers, else at sample n, beta."""
+    if g0.is_number and not (g0.is_real and g0.is_finite):
+        raise ValueError(f"gamma0 must be a finite real number, got {gamma0!r}")
+    lower = -1 / (nn - 1)
+    if g0.is_number and (g0 > 1 or (lower.is_number and g0 < lower) or g0 < -1):
+        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1] = [{lower}, 1], got {gamma0!r}")
+    if g0.is_number or not (g0.free_symbols | lower.free_symbols) <= {n, BETA}:
+        return
+    f = lambdify([n, BETA], [g0, lower], "gamma0")
+    with np.errstate(all="ignore"):
+        g, low = (np.broadcast_to(np.asarray(v, dtype=complex), _GAMMA0_WITNESSES[0].shape)
+                  for v in f(*_GAMMA0_WITNESSES))
+    bad = ~((g.imag == 0) & (g.real <= 1) & (g.real >= low.real - 1e-12 * abs(low.real)))
+    if bad.any():
+        i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
+        nk, bk = (float(w[i]) for w in _GAMMA0_WITNESSES)
+        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1]; {_short(g0)} is {g[i]:.6g} "
+                         f"at n = {nk:g}, beta = {bk:g}")
 
 
 def _expression(x, argument):
@@ -105,9 +141,11 @@ def initial_velocity(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike = 1,
     2/(n + exp(beta) - 1)
     """
     s = get_scheme(scheme)
-    values = _start_values(s, gamma0, r0, n)
+    beta = in_domain(_expression(beta, "beta"), "beta")
+    values = _start_values(s, gamma0, r0, n, beta)
     with time_limit(f"initial_velocity of {s.name}"):
-        return _simplify(reduce(s, attention, beta).gamma_dot.subs(values))
+        law = reduce(s, attention, beta).gamma_dot
+        return _simplify(substitute(law, values, "gamma0, r0, n"))
 
 
 def initial_token_speed(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike = 1,
@@ -122,9 +160,11 @@ def initial_token_speed(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike =
     sqrt(n - 1)/sqrt(n + exp(2*beta) - 1)
     """
     s = get_scheme(scheme)
-    values = _start_values(s, gamma0, r0, n)
+    beta = in_domain(_expression(beta, "beta"), "beta")
+    values = _start_values(s, gamma0, r0, n, beta)
     with time_limit(f"initial_token_speed of {s.name}"):
-        return _simplify(reduce(s, attention, beta).token_speed.subs(values))
+        law = reduce(s, attention, beta).token_speed
+        return _simplify(substitute(law, values, "gamma0, r0, n"))
 
 
 def _simplify(expr):
@@ -172,13 +212,22 @@ def leading_order(expr: ExprLike, var: sp.Symbol | str = n) -> LeadingOrder:
 
 def _leading_order(expr, var):
     p = sp.limit(sp.log(sp.Abs(expr)) / sp.log(var), var, sp.oo)
-    if not (p.is_real and p.is_finite):
+    if not (p.is_real and p.is_finite) or _no_limit(p):
         raise ValueError(f"expr: no power-law leading order in {var} ({p})")
     c = sp.simplify(sp.limit(expr / var ** p, var, sp.oo))
+    if _no_limit(c):
+        # sin(n): p = 0 comes out, but expr / n**0 has no limit (it oscillates)
+        raise ValueError(f"expr: {UNDECIDED}: {_short(expr)} / {var}**{p} has no limit as "
+                         f"{var} -> oo ({_short(c)}), so no leading order c*{var}**p")
     if c.is_zero or not c.is_finite:
         raise ValueError(f"expr: no power-law leading order in {var} "
                          f"(coefficient {c})")
     return LeadingOrder(c, p, var)
+
+
+def _no_limit(x) -> bool:
+    """sympy's way of saying a limit does not exist (or was not found)."""
+    return x.has(sp.AccumBounds, sp.Limit, sp.nan, sp.zoo)
 
 
 # --------------------------------------------------------------------------

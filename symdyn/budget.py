@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from contextlib import contextmanager
 
 #: Seconds a public derivation (reduce, terminal, initial velocity, leading
 #: order, derive) may take before it is stopped; ``None``: no bound.
-SECONDS = {"derivation": 120.0}
+#: ``"tidy"``: seconds a cosmetic simplification may take (``Reduction.at``)
+#: before the unsimplified, equal expression is returned instead.
+SECONDS = {"derivation": 120.0, "tidy": 1.0}
 
 _active = threading.local()
 
@@ -57,3 +60,37 @@ def time_limit(what: str):
         _active.on = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def within(f, *args, otherwise, seconds=None):
+    """``f(*args)``, or ``otherwise`` when it takes longer than ``seconds``
+    (default ``SECONDS["tidy"]``): for work that only tidies a result.
+
+    Inside :func:`time_limit`, the outer deadline still holds (its overrun
+    propagates). Outside the main thread the work runs unbounded, as there.
+    """
+    seconds = SECONDS["tidy"] if seconds is None else seconds
+    if seconds is None or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread():
+        return f(*args)
+    outer = getattr(_active, "on", False)
+    left = signal.getitimer(signal.ITIMER_REAL)[0] if outer else 0.0
+    ours = not outer or left == 0.0 or seconds < left
+    previous = None if outer else signal.signal(signal.SIGALRM, _alarm)
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds if ours else left)
+    _active.on, overran = True, False
+    try:
+        return f(*args)
+    except _Overrun:
+        overran = True
+        if not ours:
+            raise
+        return otherwise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if outer and left and not (overran and not ours):
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - start), 1e-3))
+        if not outer:
+            _active.on = False
+            signal.signal(signal.SIGALRM, previous)

@@ -11,28 +11,74 @@ from __future__ import annotations
 
 import os
 import tempfile
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
 
 
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (for error messages)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _has_bool(value) -> bool:
+    """A ``bool`` in ``value`` or in its nested lists and tuples (``[4, True]``,
+    which numpy silently makes the integers ``[4, 1]``)."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_bool(x) for x in value)
+
+
+def _real(x) -> bool:
+    """One real number (Python, numpy, Fraction, mpmath or sympy), not a bool."""
+    return isinstance(x, Real) and not isinstance(x, (bool, np.bool_))
+
+
 def _numbers(value, name):
-    """``value`` as a float array; complex, text, booleans and objects are refused."""
+    """``value`` as a float array of real numbers. Refused, with a ValueError
+    naming ``name``: complex numbers, text, booleans (alone, in an array or in
+    a list), and object arrays holding anything but real numbers (real
+    numbers in object arrays, such as the mpmath values of ``solve(dps=)``,
+    pass)."""
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected real numbers, got {value!r}") from None
-    if raw.dtype.kind not in "iuf":
-        what = "complex" if raw.dtype.kind == "c" else raw.dtype.name
-        if raw.dtype.kind == "O":
-            try:  # lists mixing ints and floats, Fractions, sympy numbers, ...
-                arr = raw.astype(float)
-            except (TypeError, ValueError):
-                arr = None
-            if arr is not None:
-                return arr
-        raise ValueError(f"{name}: expected real numbers, got {what} {value!r}")
-    return raw.astype(float)
+        raise ValueError(f"{name}: expected real numbers, got {shown(value)}") from None
+    kind = raw.dtype.kind
+    if kind == "O" and all(_real(x) for x in raw.flat):
+        try:
+            return raw.astype(float)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    elif kind in "iuf" and not (isinstance(value, (list, tuple)) and _has_bool(value)):
+        return raw.astype(float)
+    what = {"c": "complex numbers", "b": "booleans", "O": "objects", "U": "text",
+            "S": "bytes", "i": "booleans", "u": "booleans", "f": "booleans"}.get(
+        kind, raw.dtype.name)
+    raise ValueError(f"{name}: expected real numbers, got {what}: {shown(value)}")
+
+
+#: The smallest relative tolerance an integration may be asked for: 100
+#: float64 epsilons (about 2.2e-14). Below it rounding, not the method,
+#: sets the error, and the step size control would shrink steps for ever.
+RTOL_FLOOR = 100 * float(np.finfo(np.float64).eps)
+
+
+def tolerance(value, name, floor: float = 0.0) -> float:
+    """A tolerance: one number in ``[floor, 1)`` (``(0, 1)`` when ``floor`` is 0)."""
+    try:
+        tol = finite_array(value, name)
+    except ValueError:
+        tol = None
+    if tol is None or tol.ndim != 0 or not (floor <= tol < 1 and tol > 0):
+        least = f", at least {floor:.3g}" if floor else ""
+        why = " (100 float64 epsilons: below, rounding sets the error)" \
+            if floor == RTOL_FLOOR else ""
+        raise ValueError(f"{name} must be a number in (0, 1){least}{why}, "
+                         f"got {shown(value)}")
+    return float(tol)
 
 
 #: The attention kinds: softmax, or the kernel with denominator n.
@@ -50,10 +96,10 @@ def finite_array(value, name, low=None, low_open=False):
     """``value`` as a float array, finite and ``>= low`` (``> low`` if ``low_open``)."""
     arr = _numbers(value, name)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {shown(value)}")
     if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
         rng = f"> {low}" if low_open else f">= {low}"
-        raise ValueError(f"{name} must be {rng}, got {value!r}")
+        raise ValueError(f"{name} must be {rng}, got {shown(value)}")
     return arr
 
 
@@ -77,7 +123,7 @@ def number(value, name, low=None, high=None, *, low_open=False, high_open=False)
         else:
             span = (f"in {'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}, "
                     f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
-        raise ValueError(f"{name} must be a finite number {span}, got {value!r}")
+        raise ValueError(f"{name} must be a finite number {span}, got {shown(value)}")
     return float(x)
 
 

@@ -28,10 +28,10 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .budget import time_limit
+from .budget import time_limit, within
 from .checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
 from .display import formula_table, latex
-from .expressions import ExprLike, value
+from .expressions import LIMITS, ExprLike, in_domain, substitute, value
 from .registry import Scheme, SchemeLike
 from .registry import scheme as get_scheme
 from .symbols import ALL_SYMBOLS, A_norm, a, gamma, n
@@ -92,10 +92,16 @@ class Reduction:
         if unknown:
             raise ValueError(f"{', '.join(unknown)}: not a symbol of the reduction "
                              f"(choose among {', '.join(known)})")
-        sub = {known[k]: value(v, k, ALL_SYMBOLS) for k, v in values.items()}
+        sub = {known[k]: in_domain(value(v, k, ALL_SYMBOLS), k) for k, v in values.items()}
+        if n in sub and gamma in sub and (sub[gamma] + 1 / (sub[n] - 1)).is_negative:
+            raise ValueError(f"gamma must lie in [-1/(n-1), 1] = [{-1 / (sub[n] - 1)}, 1] "
+                             f"for n = {sub[n]}, got {sub[gamma]}")
+        names = ", ".join(values)
         fields = ("gamma_dot", "r_dot", "a", "A_norm", "token_speed", "beta")
-        return replace(self, **{f: sp.simplify(getattr(self, f).xreplace(sub))
-                                for f in fields})
+        # Substituted within the parser's limits; simplified where that is
+        # quick (budget.SECONDS["tidy"]), else left as substituted (equal).
+        return replace(self, **{f: within(sp.simplify, e, otherwise=e) for f, e in (
+            (f, substitute(getattr(self, f), sub, names)) for f in fields)})
 
     def _repr_latex_(self) -> str:
         return formula_table(f"{self.scheme.name}, {self.attention} attention", [
@@ -183,9 +189,19 @@ def reduce(scheme: SchemeLike, attention: str = "softmax",
     """
     s = get_scheme(scheme)
     check_attention(attention)
-    beta = value(beta, "beta", ALL_SYMBOLS)
+    beta = in_domain(value(beta, "beta", ALL_SYMBOLS), "beta")
     with time_limit(f"reduce {s.name}"):
+        if _large_exact(beta):
+            return _reduce(s, attention, BETA).at(beta=beta)
         return _reduce(s, attention, beta)
+
+
+def _large_exact(beta) -> bool:
+    """An exact beta beyond ``LIMITS["exponent"]``: ``exp(1000*gamma)`` is a
+    polynomial of degree 1000 in ``exp(gamma)`` to sympy's factoring, so such
+    a beta is put in after the derivation (``beta = 1000`` takes 0.3 s so,
+    and more than a minute otherwise)."""
+    return beta.is_Rational and abs(beta) > LIMITS["exponent"]
 
 
 @lru_cache(maxsize=256)
@@ -232,8 +248,11 @@ def one_layer_cosine(attention: str = "softmax", beta: ExprLike = BETA) -> sp.Ex
     """
     check_attention(attention)
     frame = _Frame()
-    beta = value(beta, "beta", ALL_SYMBOLS)
+    beta = in_domain(value(beta, "beta", ALL_SYMBOLS), "beta")
+    exact = beta if _large_exact(beta) else None
+    beta = BETA if exact is not None else beta
     W1, _ = frame.attention("1", attention, beta)
     W2, _ = frame.attention("2", attention, beta)
-    return (_tidy(frame.dot(W1, W2))
-            / sp.sqrt(_tidy(frame.dot(W1, W1)) * _tidy(frame.dot(W2, W2))))
+    cosine = (_tidy(frame.dot(W1, W2))
+              / sp.sqrt(_tidy(frame.dot(W1, W1)) * _tidy(frame.dot(W2, W2))))
+    return cosine if exact is None else substitute(cosine, {BETA: exact}, "beta")

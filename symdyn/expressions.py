@@ -7,11 +7,18 @@ parses) and builds the sympy expression node by node from a whitelist:
 * ``+ - * / ** ^`` (``^`` is power) and unary ``+``/``-``;
 * calls, with positional arguments only, of the functions in
   :data:`FUNCTIONS`, and (where the caller allows it) of undefined
-  functions of ``t`` such as ``alpha(t)``.
+  functions of ``t`` such as ``alpha(t)``, whose name is no name of Python,
+  numpy, scipy, mpmath or sympy (``exit(t)``, ``info(t)`` are refused).
 
 Nothing is ever evaluated by Python: no attribute access, subscripts,
 keywords, strings, lambdas, comprehensions or names outside the whitelist.
-Limits bound the work before sympy starts (see :data:`LIMITS`).
+Limits bound the work before sympy starts (see :data:`LIMITS`), and again
+when numbers are put into an expression (:func:`substitute`).
+
+No name of user text reaches Python when an expression is compiled either:
+:func:`lambdify` refuses undefined functions (they have no numeric value)
+and functions that are not sympy's, and runs the compiled code without
+Python's builtins (:data:`SEALED`).
 
 :func:`number` is the rule for numbers (a float becomes an exact rational
 only when a small denominator reproduces it; otherwise it stays a float),
@@ -24,11 +31,15 @@ exponents of a sympy expression passed in follow the same rule
 from __future__ import annotations
 
 import ast
+import builtins
+import keyword
 import math
 from fractions import Fraction
+from functools import cache
 from numbers import Integral, Real
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from .symbols import t
 
@@ -51,9 +62,24 @@ def _factorial(x):
     return sp.factorial(x) if x.is_Integer and x >= 0 else sp.gamma(x + 1)
 
 
-#: The modules float code is compiled against (``sp.lambdify``): scipy
+#: The modules float code is compiled against (:func:`lambdify`): scipy
 #: first, for the special functions (erf, gamma, factorial) numpy lacks.
 NUMERIC_MODULES = ["scipy", "numpy"]
+
+#: The builtins compiled code may use (mpmath's printer writes ``abs``, ...):
+#: first in every namespace of :func:`lambdify`, so that no name in compiled
+#: code resolves to ``exit``, ``open``, ``print`` or ``__import__``.
+SEALED = {"__builtins__": {"abs": abs, "min": min, "max": max, "range": range,
+                           "float": float, "int": int}}
+
+#: sympy functions whose value at a number is computed exactly (a factorial,
+#: a harmonic number, ...): their numeric arguments are bounded by
+#: ``LIMITS["factorial"]`` (``gamma(10**8)`` would run for hours).
+GROWING = (sp.factorial, sp.factorial2, sp.subfactorial, sp.gamma, sp.loggamma,
+           sp.polygamma, sp.digamma, sp.trigamma, sp.uppergamma, sp.lowergamma,
+           sp.RisingFactorial, sp.FallingFactorial, sp.binomial, sp.harmonic,
+           sp.fibonacci, sp.lucas, sp.bernoulli, sp.euler, sp.catalan, sp.bell,
+           sp.genocchi, sp.partition, sp.motzkin)
 
 #: Constants a user expression may name.
 CONSTANTS = {"pi": sp.pi, "E": sp.E}
@@ -64,7 +90,7 @@ LIMITS = {
     "depth": 60,           # nesting of the syntax tree
     "digits": 50,          # digits of an integer, literal or computed
     "exponent": 64,        # |integer exponent| of a power (t**64)
-    "factorial": 100,      # the argument of factorial(number)
+    "factorial": 100,      # |argument| (or |constant term|) of factorial, gamma, ...
     "denominator": 100,    # an exact rational's denominator (see ``number``)
 }
 
@@ -78,7 +104,7 @@ def _limit(argument, what, value):
 
 _KEY = {"text length": "length", "nesting depth": "depth", "integer size (digits)": "digits",
         "exponent": "exponent", "factorial argument": "factorial",
-        "denominator": "denominator"}
+        "denominator": "denominator", "argument of a factorial or gamma": "factorial"}
 
 
 def number(value, argument: str) -> sp.Expr:
@@ -98,10 +124,34 @@ def number(value, argument: str) -> sp.Expr:
     x = float(value)
     if not math.isfinite(x):
         raise ValueError(f"{argument} must be finite, got {value!r}")
+    if abs(x) >= 10.0 ** LIMITS["digits"]:      # 1e300 is a 301-digit integer
+        raise _limit(argument, "integer size (digits)",
+                     f"{x:g}, {len(str(int(abs(x))))} digits")
     q = Fraction(x).limit_denominator(LIMITS["denominator"])
     if float(q) == x:
         return sp.Rational(q.numerator, q.denominator)
     return sp.Float(x)
+
+
+#: The model's domain (:mod:`symdyn.symbols`): ``(low, open)`` per symbol; a
+#: value given for the symbol (``.at(n=...)``, ``initial_velocity(beta=...)``)
+#: must be ``>= low`` (``> low`` if open), and ``gamma`` also ``<= 1``.
+DOMAIN = {"t": (0, False), "r": (0, True), "A_norm": (0, True), "n": (2, False),
+          "beta": (0, False), "C": (0, True), "gamma": (-1, False)}
+
+
+def in_domain(x: sp.Expr, name: str, argument: str | None = None) -> sp.Expr:
+    """``x`` if it may be a value of the symbol ``name`` (see :data:`DOMAIN`):
+    a number inside the domain, or an expression not decidably outside it.
+    The error names ``argument`` (default ``name``)."""
+    if name not in DOMAIN:
+        return x
+    low, open_ = DOMAIN[name]
+    below = (x - low).is_negative or (open_ and (x - low).is_zero)
+    if below or (name == "gamma" and (x - 1).is_positive):
+        span = "in [-1, 1]" if name == "gamma" else f"{'>' if open_ else '>='} {low}"
+        raise ValueError(f"{argument or name} must be {span}, got {_short(x)}")
+    return x
 
 
 def exact_exponents(expr: sp.Basic, argument: str) -> sp.Basic:
@@ -133,6 +183,9 @@ def _checked_number(value: sp.Basic, argument: str) -> sp.Expr:
     """Size checks on a sympy value: big integers, big denominators, non-finite."""
     if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo, sp.I):
         raise ValueError(f"{argument}: {value} is not a finite real expression")
+    for x in value.atoms(sp.Float):
+        if abs(x) >= 10 ** LIMITS["digits"]:
+            raise _limit(argument, "integer size (digits)", f"the float {x:.3g}")
     for q in value.atoms(sp.Rational):
         if abs(q.p) >= 10 ** LIMITS["digits"]:
             raise _limit(argument, "integer size (digits)", f"{len(str(abs(q.p)))} digits")
@@ -141,6 +194,130 @@ def _checked_number(value: sp.Basic, argument: str) -> sp.Expr:
                              f"{LIMITS['denominator']}, which sympy cannot simplify in "
                              f"exponents in reasonable time; pass a float instead")
     return value
+
+
+_GROWING_NAMES = {"factorial", "gamma", "Gamma"}
+
+
+def _short(x) -> str:
+    text = str(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_growing(name: str, args, argument: str) -> None:
+    """Refuse ``name(*args)`` (a function of :data:`GROWING`) when an argument,
+    or its constant term (``t + 10**8``), exceeds ``LIMITS["factorial"]``."""
+    for x in args:
+        c = x if x.is_number else x.as_coeff_Add()[0]
+        if c.is_number and c.is_comparable and abs(c) > LIMITS["factorial"]:
+            raise _limit(argument, "argument of a factorial or gamma",
+                         _short(f"{name}({', '.join(map(str, args))})"))
+
+
+@cache
+def python_names() -> frozenset:
+    """Every name compiled code could resolve: builtins, the namespaces that
+    ``sp.lambdify`` builds for numpy, scipy, mpmath and math, and sympy's."""
+    names = set(dir(builtins)) | set(dir(sp)) | {"numpy", "scipy", "mpmath", "sympy"}
+    for modules in (NUMERIC_MODULES, "mpmath", "math"):
+        names |= set(sp.lambdify([], sp.Integer(0), modules).__globals__)
+    return frozenset(names)
+
+
+def check_function_name(name: str, argument: str) -> None:
+    """Refuse an undefined function's name that Python, numpy, scipy, mpmath or
+    sympy already gives a meaning (``exit``, ``info``, ``loggamma``)."""
+    if not (name.isidentifier() and name.isascii()) or name.startswith("_") \
+            or keyword.iskeyword(name) or name in python_names():
+        raise ValueError(f"{argument}: {name!r} is a name of Python, numpy, scipy or "
+                         f"sympy, not a function of expressions "
+                         f"(symdyn.expressions.FUNCTIONS); an undefined function of t "
+                         f"needs a name of its own, such as alpha(t)")
+
+
+def check_tree(expr: sp.Basic, argument: str) -> None:
+    """The parser's checks on a sympy expression built in Python: names of
+    undefined functions, and the arguments of :data:`GROWING` functions."""
+    for f in expr.atoms(AppliedUndef):
+        check_function_name(f.func.__name__, argument)
+    for f in expr.atoms(*GROWING):
+        check_growing(f.func.__name__, f.args, argument)
+
+
+def _check_power(base, exponent, argument):
+    """Before ``base**exponent`` is built: the parser's exponent limit, and no
+    exact number of more than ``LIMITS["digits"]`` digits."""
+    if exponent.is_Integer and abs(exponent) > LIMITS["exponent"]:
+        raise _limit(argument, "exponent", _short(f"{base}**{exponent}"))
+    if base.is_Rational and exponent.is_Rational and base not in (0, 1, -1):
+        digits = float(abs(exponent)) * math.log10(max(abs(base.p), base.q))
+        if digits > LIMITS["digits"]:
+            raise _limit(argument, "integer size (digits)",
+                         _short(f"{base}**{exponent}, about {digits:.3g} digits"))
+
+
+def _rebuilt(func, args, argument):
+    if func is sp.Pow:
+        _check_power(*args, argument)
+    elif isinstance(func, type) and issubclass(func, GROWING):
+        check_growing(func.__name__, args, argument)
+    return func(*args)
+
+
+def substitute(expr: sp.Basic, sub: dict, argument: str) -> sp.Basic:
+    """``expr.xreplace(sub)`` within the parser's limits.
+
+    sympy evaluates as it rebuilds: ``gamma(n).xreplace({n: 10**8})`` computes
+    a factorial of 10**8 digits, ``n**n`` at ``n = 10**40`` never ends. Here
+    every node is checked before it is built (:func:`_check_power`,
+    :func:`check_growing`), so such a substitution is a ``ValueError`` naming
+    ``argument`` and the limit, at once.
+    """
+    done = {}
+
+    def build(e):
+        if e in sub:
+            return sub[e]
+        if not e.args:
+            return e
+        if e not in done:
+            args = tuple(build(x) for x in e.args)
+            done[e] = e if args == e.args else _rebuilt(e.func, args, argument)
+        return done[e]
+    if not sub:
+        return expr
+    try:
+        return build(expr)
+    except RecursionError:
+        raise _limit(argument, "nesting depth", "too deep") from None
+
+
+def compilable(expr: sp.Basic, argument: str) -> None:
+    """Refuse what must not be compiled: undefined functions (``alpha(t)``,
+    which have no numeric value: compiled, their name would be looked up in
+    Python) and functions that are not sympy's."""
+    undefined = sorted(map(str, expr.atoms(AppliedUndef)))
+    if undefined:
+        raise ValueError(f"{argument}: {_short(', '.join(undefined))} is an undefined "
+                         f"function, with no numeric value; give a formula (functions: "
+                         f"symdyn.expressions.FUNCTIONS)")
+    foreign = sorted({type(f).__name__ for f in expr.atoms(sp.Function)
+                      if not type(f).__module__.startswith("sympy.")})
+    if foreign:
+        raise ValueError(f"{argument}: {_short(', '.join(foreign))} is not a sympy "
+                         f"function and cannot be compiled")
+
+
+def lambdify(args, expr, argument: str, modules=None, **options):
+    """``sp.lambdify`` of checked expressions (:func:`compilable`) in a sealed
+    namespace: :data:`SEALED` first, then ``modules`` (default
+    :data:`NUMERIC_MODULES`), so no name resolves to Python's builtins."""
+    for e in expr if isinstance(expr, (list, tuple)) else [expr]:
+        if isinstance(e, sp.Basic):
+            compilable(e, argument)
+    modules = NUMERIC_MODULES if modules is None else modules
+    spaces = [SEALED, *([modules] if isinstance(modules, (str, dict)) else modules)]
+    return sp.lambdify(args, expr, spaces, **options)
 
 
 class _Builder:
@@ -224,11 +401,12 @@ class _Builder:
             extra = " or an undefined function of t such as alpha(t)" \
                 if self.functions_of_t else ""
             raise self.fail(f"unknown function {name!r}; allowed: {allowed}{extra}")
+        if undefined:
+            check_function_name(name, self.argument)
         args = [self.build(arg, depth) for arg in node.args]
         if name in FUNCTIONS:
-            if name == "factorial" and args and args[0].is_number \
-                    and abs(args[0]) > LIMITS["factorial"]:
-                raise _limit(self.argument, "factorial argument", args[0])
+            if name in _GROWING_NAMES:
+                check_growing(name, args, self.argument)
             try:
                 return self._sized(FUNCTIONS[name](*args))
             except (TypeError, ValueError) as exc:
@@ -302,10 +480,11 @@ def parse(expr, argument: str, allowed: dict[str, sp.Symbol],
     if unknown:
         raise ValueError(f"{argument}: unknown symbol(s) {sorted(unknown)} in "
                          f"{expr!r}; allowed: {names}")
-    undefined = value.atoms(sp.core.function.AppliedUndef)
+    undefined = value.atoms(AppliedUndef)
     if undefined and not (functions_of_t and all(f.args == (t,) for f in undefined)):
         raise ValueError(f"{argument}: undefined function(s) "
                          f"{sorted(map(str, undefined))} in {expr!r}")
+    check_tree(value, argument)
     return _checked_number(value, argument)
 
 
@@ -322,6 +501,7 @@ def value(expr, argument: str, allowed: dict[str, sp.Symbol]) -> sp.Expr:
     if isinstance(expr, sp.Basic):
         if not isinstance(expr, sp.Expr):
             raise ValueError(f"{argument}: expected an expression, got {expr!r}")
+        check_tree(expr, argument)
         return _checked_number(exact_exponents(expr, argument), argument)
     return number(expr, argument)
 

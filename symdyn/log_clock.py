@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .expressions import NUMERIC_MODULES
+from .expressions import lambdify
 from .registry import Scheme, phase_branches
 from .symbols import A_norm, a, beta, n, r, t
 
@@ -60,7 +60,7 @@ def laws(s: Scheme) -> list[tuple[sp.Expr, sp.Expr]]:
 @lru_cache(maxsize=64)
 def numeric(s: Scheme) -> list:
     """Numpy ``(s_tau, du/dtau)`` per phase, each ``f(tau, u, a, A_norm, n, beta)``."""
-    return [tuple(sp.lambdify(ARGS, e, NUMERIC_MODULES) for e in phase)
+    return [tuple(lambdify(ARGS, e, "scheme") for e in phase)
             for phase in laws(s)]
 
 

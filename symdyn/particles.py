@@ -39,7 +39,16 @@ from scipy.sparse.csgraph import connected_components
 from . import log_clock, merging
 from .attention import attention as _attention
 from .attention import of_weights
-from .checks import check_attention, finite_array, memory, number, output_times, real_array
+from .checks import (
+    RTOL_FLOOR,
+    check_attention,
+    finite_array,
+    memory,
+    number,
+    output_times,
+    real_array,
+    tolerance,
+)
 from .display import simulation_rows, summary_html
 from .integrate import integrate
 from .registry import LayerRule, Scheme, SchemeLike, radial_fault, speed_fault, unit
@@ -326,9 +335,9 @@ def _precision(dtype, rtol, atol, cluster_threshold):
     kind = next((k for k in TOLERANCES if np.dtype(k) == _as_dtype(dtype)), None)
     if kind is None:
         raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}")
-    rtol, atol = (number(TOLERANCES[kind][i] if v is None else v, k, 0, 1, low_open=True,
-                         high_open=True) for i, (k, v) in enumerate((("rtol", rtol),
-                                                                      ("atol", atol))))
+    rtol, atol = (tolerance(TOLERANCES[kind][i] if v is None else v, k,
+                            RTOL_FLOOR if k == "rtol" else 0.0)
+                  for i, (k, v) in enumerate((("rtol", rtol), ("atol", atol))))
     threshold = number(cluster_threshold, "cluster_threshold", 0, 1)
     if kind is np.float32:
         if rtol < FLOAT32_RTOL:

@@ -27,7 +27,17 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from .arithmetic import float_printer, on_floats
-from .expressions import CONSTANTS, FUNCTIONS, NUMERIC_MODULES, ExprLike, number, parse
+from .expressions import (
+    CONSTANTS,
+    FUNCTIONS,
+    NUMERIC_MODULES,
+    ExprLike,
+    lambdify,
+    number,
+    parse,
+    python_names,
+    substitute,
+)
 from .symbols import ALL_SYMBOLS, SCHEME_SYMBOLS, A_norm, a, r, t
 
 
@@ -149,12 +159,13 @@ class Scheme:
                              f"(its parameters: {', '.join(self.defaults)})")
         sub = {sym: number(values[sym.name], sym.name) if sym.name in values else v
                for sym, v in self.free}
-        speed = self.speed.xreplace(sub)
-        check_positive(speed, ", ".join(values) or "params")
-        params = tuple((k, v.xreplace(sub) if isinstance(v, sp.Basic) else v)
+        names = ", ".join(values) or "params"
+        speed = substitute(self.speed, sub, names)
+        check_positive(speed, names)
+        params = tuple((k, substitute(v, sub, names) if isinstance(v, sp.Basic) else v)
                        for k, v in self.params) + tuple((sym.name, v) for sym, v in sub.items())
-        return Scheme(self.name, speed, self.radial.xreplace(sub), self.sphere_until,
-                      params, self.layer)
+        return Scheme(self.name, speed, substitute(self.radial, sub, names),
+                      self.sphere_until, params, self.layer)
 
     def undefined(self, expr: sp.Expr) -> set:
         """What keeps ``expr`` (one of this scheme's laws) from being evaluated:
@@ -169,7 +180,9 @@ class Scheme:
 
     def law_of_t(self, name: str) -> Callable[[float], float]:
         """A law of ``t`` alone (``"speed"`` or a parameter such as ``"alpha"``)
-        as a float function that refuses values that are not finite and > 0."""
+        as a float function. It refuses values outside the law's range: a
+        speed must be > 0 (``+inf``: velocity 0), a parameter such as nGPT's
+        ``alpha`` finite and >= 0 (``alpha = 0``: velocity 0)."""
         return _law_of_t(self, name)
 
     def __str__(self) -> str:
@@ -271,7 +284,7 @@ def _ngpt(alpha="1", params=None) -> Scheme:
     free = free_parameters(params)
     alpha_t = parse(alpha, "alpha", {"t": t, **_symbols(free)}, functions_of_t=True)
     _check_used(free, {"alpha": alpha_t})
-    check_positive(_at_defaults(alpha_t, free), "alpha")
+    check_schedule(_at_defaults(alpha_t, free), "alpha")
     return Scheme("ngpt", A_norm / alpha_t, sp.Integer(0), sp.oo,
                   (("alpha", alpha_t),), layer=LayerRule("ngpt", _ngpt_rule), free=free)
 
@@ -323,7 +336,8 @@ def _shadowed(name: str) -> str | None:
         return "a function or constant of expressions"
     if name in KEYWORDS:
         return "an argument name of solve, simulate or design"
-    if any(hasattr(m, name) for m in (np, scipy.special, mpmath, math, builtins)):
+    if name in python_names() or any(hasattr(m, name) for m in (
+            np, scipy.special, mpmath, math, builtins)):
         return "a name of numpy, scipy, mpmath or Python that compiled laws use"
     return None
 
@@ -349,7 +363,7 @@ def _symbols(free) -> dict:
 
 
 def _at_defaults(expr, free):
-    return expr.xreplace(dict(free))
+    return substitute(expr, dict(free), "params")
 
 
 def _check_used(free, laws: dict) -> None:
@@ -383,34 +397,68 @@ def check_positive(speed: sp.Expr, argument: str) -> None:
     witness: a point of the domain (``t`` over ``[0, 1e6]``, ``a`` a fraction
     of ``A_norm``, a few ``r, n, beta``) at which the law is ``<= 0``, not
     finite or not real. Laws with undefined functions (``alpha(t)``) pass.
+    ``+inf`` passes: the velocity ``P A / s`` is then 0 (a law that outgrows
+    floats, ``exp(t)`` at ``t = 1e6``; nGPT's ``A_norm/alpha`` where
+    ``alpha = 0``).
     """
     if speed.is_positive:
         return
     if speed.is_nonpositive:
         raise ValueError(f"{argument}: must be positive, got {speed} (never positive)")
-    if speed.atoms(sp.core.function.AppliedUndef):
+    if speed.atoms(AppliedUndef):
         return
+    point, v = _witness(speed, argument, lambda v: (v.imag == 0) & (v.real > 0))
+    if point is not None:
+        what = "not finite" if not np.isfinite(v) else \
+            "not real" if v.imag != 0 else f"{v.real:.6g} <= 0"
+        raise ValueError(f"{argument}: must be positive for all t >= 0; {speed} is "
+                         f"{what} at {point}")
+
+
+def check_schedule(alpha: sp.Expr, argument: str) -> None:
+    """Refuse a schedule such as nGPT's ``alpha(t)`` (the speed is
+    ``A_norm / alpha``) that is decidably negative, infinite, not real, or
+    zero throughout. ``alpha >= 0`` with zeros (a warm-up ``alpha = t`` at
+    ``t = 0``) is a schedule: where it vanishes the tokens stand still.
+    Laws with undefined functions (``alpha(t)``) pass."""
+    if alpha.is_zero:
+        raise ValueError(f"{argument}: must be >= 0 and not identically 0, got {alpha} "
+                         f"(the speed A_norm/{alpha} is not defined)")
+    if alpha.is_positive or alpha.atoms(AppliedUndef):
+        return
+    if alpha.is_negative:
+        raise ValueError(f"{argument}: must be >= 0, got {alpha} (negative)")
+    point, v = _witness(alpha, argument,
+                        lambda v: (v.imag == 0) & (v.real >= 0) & np.isfinite(v.real))
+    if point is not None:
+        what = "not finite" if not np.isfinite(v) else \
+            "not real" if v.imag != 0 else f"{v.real:.6g} < 0"
+        raise ValueError(f"{argument}: must be finite and >= 0 for all t >= 0 (zero at "
+                         f"instants is fine); {alpha} is {what} at {point}")
+
+
+def _witness(law: sp.Expr, argument: str, good):
+    """The first point of the sampled domain where ``good(values)`` fails, as
+    text with the law's value there; ``(None, None)`` if there is none."""
     names = ("t", "r", "a", "A_norm", "n", "beta")
     try:
-        f = sp.lambdify([SCHEME_SYMBOLS[k] for k in names], speed, NUMERIC_MODULES)
+        f = lambdify([SCHEME_SYMBOLS[k] for k in names], law, argument)
         grid = list(np.meshgrid(_T, *(_DOMAIN[k] for k in names[1:]), indexing="ij"))
         grid[2] = grid[2] * grid[3]                      # a within [-A_norm, A_norm]
         with np.errstate(all="ignore"):
             values = np.broadcast_to(np.asarray(f(*grid), dtype=complex), grid[0].shape)
+            bad = ~good(values)
+    except ValueError:
+        raise
     except Exception as exc:  # sympy's printer or scipy lacks a function
-        raise ValueError(f"{argument}: {speed} cannot be evaluated numerically "
+        raise ValueError(f"{argument}: {law} cannot be evaluated numerically "
                          f"({type(exc).__name__}: {exc})") from None
-    # +inf passes: a law that outgrows floats (exp(t) at t = 1e6) has 1/s = 0.
-    bad = ~((values.imag == 0) & (values.real > 0))
-    if bad.any():
-        i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
-        point = ", ".join(f"{k} = {grid[j][i]:.6g}" for j, k in enumerate(names)
-                          if speed.has(SCHEME_SYMBOLS[k]))
-        v = values[i]
-        what = "not finite" if not np.isfinite(v) else \
-            "not real" if v.imag != 0 else f"{v.real:.6g} <= 0"
-        raise ValueError(f"{argument}: must be positive for all t >= 0; {speed} is "
-                         f"{what} at {point or 'every point'}")
+    if not bad.any():
+        return None, None
+    i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
+    point = ", ".join(f"{k} = {grid[j][i]:.6g}" for j, k in enumerate(names)
+                      if law.has(SCHEME_SYMBOLS[k]))
+    return point or "every point", values[i]
 
 
 #: A scheme argument: a built-in name or a Scheme.
@@ -560,6 +608,13 @@ def phase_branches(expr, breakpoints) -> list:
 @lru_cache(maxsize=256)
 def _numeric_laws(s: Scheme):
     args = tuple(SCHEME_SYMBOLS[k] for k in ("t", "r", "a", "A_norm", "n", "beta"))
+    for law, expr in (("speed", s.speed), ("radial", s.radial)):
+        loose = s.undefined(expr)
+        if loose:      # alpha(t), a symbol of no value: nothing to compile
+            names = ", ".join(s.holding(loose) + [law])
+            raise ValueError(f"{names}: the {law} law {expr} of {s.name} contains "
+                             f"{', '.join(sorted(map(str, loose)))}, which has no "
+                             f"numeric value; give a formula to compute with")
     return lambdify_phases(args, (s.speed, s.radial), s.breakpoints)
 
 
@@ -574,28 +629,37 @@ def lambdify_phases(args, exprs, breakpoints, module: str = "numpy", *,
     if module not in ("numpy", "float", "mpmath"):
         raise ValueError(f"module: must be 'numpy', 'float' or 'mpmath', got {module!r}")
     floats = module != "mpmath"
+    # expressions.lambdify: no undefined function, no Python builtins
     opts = (dict(modules=NUMERIC_MODULES, printer=float_printer()) if floats
             else dict(modules=module))
     done = on_floats if module == "float" else (lambda f: f)
     branches = [phase_branches(e, breakpoints) for e in exprs]
     if together:
-        return [done(sp.lambdify(args, list(phase), cse=True, **opts))
+        return [done(lambdify(args, list(phase), "scheme", cse=True, **opts))
                 for phase in zip(*branches, strict=True)]
-    return [tuple(done(sp.lambdify(args, e, **opts)) for e in phase)
+    return [tuple(done(lambdify(args, e, "scheme", **opts)) for e in phase)
             for phase in zip(*branches, strict=True)]
 
 
 @lru_cache(maxsize=256)
 def _law_of_t(s: Scheme, name: str):
-    law = s.speed if name == "speed" else dict(s.params)[name]
+    laws = {"speed": s.speed, **{k: v for k, v in s.params if isinstance(v, sp.Basic)}}
+    if name not in laws:
+        raise ValueError(f"name: {name!r} is not a law of {s.name} (its laws: "
+                         f"{', '.join(laws)})")
+    law = laws[name]
     if law.free_symbols - {t}:
         raise ValueError(f"{name}: the law {law} of {s.name} must depend on t alone")
-    f = sp.lambdify(t, law, NUMERIC_MODULES)
+    f = lambdify(t, law, name)
 
     def value(tk):
         with np.errstate(all="ignore"):
             v = float(f(np.float64(tk)))        # numpy division: 1/0 = inf, not an error
-        if not (np.isfinite(v) and v > 0):
+        if name == "speed" and not v > 0:       # +inf: velocity 0
             raise ArithmeticError(f"simulate: {speed_fault(s, v, tk, name)}")
+        if name != "speed" and not (np.isfinite(v) and v >= 0):   # alpha = 0: velocity 0
+            raise ArithmeticError(f"simulate: the law {name} = {law} of {s.name} (speed "
+                                  f"s = {s.speed}) is {v:.6g} at t = {float(tk):.6g}; it "
+                                  f"must be finite and >= 0 at every simulated time")
         return v
     return value

@@ -16,13 +16,20 @@ on-sphere schemes) start at ``r = 1`` whatever ``r0`` says.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import mpmath
 import numpy as np
 
-from .checks import check_attention, check_gamma0, finite_array, integer, output_times
+from .checks import (
+    RTOL_FLOOR,
+    check_attention,
+    check_gamma0,
+    finite_array,
+    integer,
+    output_times,
+    tolerance,
+)
 from .compile import stable_system
 from .display import summary_html, trajectory_rows
 from .extrapolation import integrate_mp
@@ -214,13 +221,8 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
 
 
 def _tolerance(value, name):
-    try:
-        tol = finite_array(value, name)
-    except ValueError:
-        tol = None
-    if tol is None or tol.ndim != 0 or not 0 < tol < 1:
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(tol)
+    """rtol in [checks.RTOL_FLOOR, 1), atol in (0, 1)."""
+    return tolerance(value, name, RTOL_FLOOR if name == "rtol" else 0.0)
 
 
 def _law_fault(system, what, value, tt, nk, bk):
@@ -355,11 +357,12 @@ class _Field:
             out[sel, 0] = np.where(fixed[sel], 0.0, du) if self.any_fixed else du
             out[sel, 1] = dr
             if self.check_speed:
-                speed[sel] = f_s(*args)
+                with np.errstate(divide="ignore"):      # A_norm/alpha, alpha = 0: +inf
+                    speed[sel] = f_s(*args)
             if self.sens is not None:
                 self._sensitivity_rates(out, y, sel, fixed, self.sens[i](*args))
-        if self.check_speed:
-            bad = ~((r > 0) & np.isfinite(speed) & (speed > 0))
+        if self.check_speed:    # +inf passes: 1/s = 0 (nGPT's alpha = 0 at an instant)
+            bad = ~((r > 0) & (speed > 0))
         else:
             bad = ~(r > 0)
         if not (bad.any() or self.found.any()):      # the common case: remember, go on
@@ -472,7 +475,7 @@ def _solve_one(system, times, y0, args, rtol, atol, field):
         eps, r = float(np.exp(y[0])), y[1]      # numpy's exp, as _Field (not libm's)
         try:
             s = speed[phase](tt, eps, r, *values) if speed is not None else 1.0
-            if not (r > 0 and math.isfinite(s) and s > 0):    # as _Field refuses
+            if not (r > 0 and s > 0):    # as _Field refuses (+inf passes, nan not)
                 raise ArithmeticError("refused")
             return rates[phase](tt, eps, r, *values)
         except (NameError, TypeError, AttributeError):   # code that needs arrays
@@ -525,8 +528,11 @@ def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, 
         eps = zero if cluster else mpmath.exp(y[0])
         # no state has r <= 0 or a speed <= 0 (evaluated first: it may be
         # a division by zero)
-        speed = laws[phase][0](tt, eps, y[1], *values) if y[1] > 0 else None
-        if speed is None or not (mpmath.isfinite(speed) and speed > 0):
+        try:
+            speed = laws[phase][0](tt, eps, y[1], *values) if y[1] > 0 else None
+        except ZeroDivisionError:   # A_norm/alpha at alpha = 0: +inf, velocity 0
+            speed = mpmath.inf
+        if speed is None or not speed > 0:
             raise _law_fault(system, "speed" if speed else "radial",
                              float(y[1] if speed is None else speed), float(tt),
                              float(values[0]), float(values[1]))

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from . import init, weights
-from .checks import integer, is_integer, is_real, output_times, writable_path
+from .checks import RTOL_FLOOR, integer, is_integer, is_real, output_times, tolerance, writable_path
 from .executors import backend
 from .grid import AXES, COLUMNS, Task, grid_axes, label, tasks_of  # noqa: F401
 from .particles import simulate
@@ -397,7 +397,7 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
     seed_list = _seeds(kind, seeds)
     times = output_times(t)
     batch = integer(batch, "batch", 1, optional=True)
-    options = (("rtol", _in_range(rtol, "rtol", 0, 1, closed=False)),
+    options = (("rtol", None if rtol is None else tolerance(rtol, "rtol", RTOL_FLOOR)),
                ("atol", _in_range(atol, "atol", 0, 1, closed=False)),
                ("cluster_threshold", _in_range(cluster_threshold, "cluster_threshold", 0, 1,
                                                closed=True)))
