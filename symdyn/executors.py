@@ -25,6 +25,7 @@ propagates.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gc
 import multiprocessing
 import os
 import signal
@@ -227,7 +228,7 @@ def _connect(address, infos, seconds):
     raise ValueError(f"scheduler: cannot reach {address}: {error}")
 
 
-def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> None:
+def probe_scheduler(address: str, seconds: float | None = None) -> None:
     """Check in seconds, before any Dask client waits on it, that ``address``
     looks like a Dask scheduler's: the host resolves, the port accepts a TCP
     connection, and (plain TCP) the peer speaks first with a plausible frame,
@@ -235,9 +236,10 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> None:
     host, a peer that never answers, or one that answers in another protocol
     (an HTTP server, SSH) is a ``ValueError`` naming the address. Other
     protocols (``tls://``, ``ucx://``, ...) are only resolved and connected to,
-    or left to Dask."""
+    or left to Dask. Each step gets ``seconds`` (default :data:`PROBE_SECONDS`)."""
     import struct
 
+    seconds = PROBE_SECONDS if seconds is None else seconds
     protocol, _, rest = address.rpartition("://")
     if protocol not in ("", "tcp", "tls"):
         return
@@ -297,7 +299,11 @@ class Dask:
             # scheduler sent bytes that Dask read as a huge frame length
             what = ("it does not speak Dask's protocol" if isinstance(e, MemoryError)
                     else _one_line(e))
-            raise ValueError(f"scheduler: cannot reach {self.address}: {what}") from None
+        # The half-built client is garbage: collect it now, here. Collected later,
+        # on whatever thread, its __del__ stops its loop while another client may
+        # be starting one, and the two wait on each other (seen in tests).
+        gc.collect()
+        raise ValueError(f"scheduler: cannot reach {self.address}: {what}")
 
     def run(self, fn, tasks, on_result):
         distributed = self._distributed

@@ -4,8 +4,10 @@ and arguments of the wrong type. Every fault is reported as a ValueError (or
 a CacheWarning, or a one-line KeyboardInterrupt) before any work is lost."""
 
 import builtins
+import contextlib
 import errno
 import fnmatch
+import gc
 import io
 import itertools
 import math
@@ -14,9 +16,11 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import warnings
 import zipfile
@@ -27,6 +31,7 @@ import pytest
 import test_sweep
 
 import symdyn as sd
+import symdyn.executors as executors
 import symdyn.grid as grid_module
 import symdyn.sweeps as sweep_module
 from symdyn.figures import write_phase_diagrams
@@ -741,3 +746,140 @@ def test_control_the_raw_name_fails_after_the_sweep(tmp_path, monkeypatch, calls
         write_phase_diagrams(tmp_path, schemes=[s], d=[4], beta=[1.0], n=4, seeds=1,
                              points=3, executor="serial")
     assert calls                                        # after the work
+
+
+# --- 8. a Dask scheduler address that is wrong fails in seconds (issue 24, item 7) ------
+
+HTTP_400 = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+@contextlib.contextmanager
+def peer(kind):
+    """A local address: "closed" (nobody listens), "silent" (accepts, never
+    answers), "http" (a web server: answers a request with a 400), "banner"
+    (speaks first, in HTTP). Yields ``tcp://127.0.0.1:PORT``."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    address = f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+    if kind == "closed":
+        sock.close()
+        yield address
+        return
+    sock.listen(16)                    # the kernel completes the TCP handshakes
+    stop = threading.Event()
+
+    def answer(conn):
+        with conn:
+            conn.settimeout(30)
+            try:
+                if kind == "banner" or conn.recv(65536):
+                    conn.sendall(HTTP_400)
+                stop.wait(30)
+            except OSError:
+                pass
+
+    def serve():
+        sock.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    if kind != "silent":
+        threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield address
+    finally:
+        stop.set()
+        sock.close()
+
+
+@pytest.fixture
+def quick_probe(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(executors, "PROBE_SECONDS", 1.0)
+
+
+@pytest.mark.parametrize("kind, reason", [
+    ("closed", "cannot reach {}: Connection refused"),
+    ("silent", "{} accepted the connection but sent nothing within 1 s"),
+    ("http", "{} accepted the connection but sent nothing within 1 s"),
+    ("banner", r"{} does not speak Dask's protocol \(its first bytes are b'HTTP/1.1'\)"),
+])
+def test_a_wrong_scheduler_address_fails_in_seconds_naming_it(quick_probe, no_work, kind,
+                                                              reason):
+    with peer(kind) as address:
+        started = time.perf_counter()
+        with pytest.raises(ValueError, match="^scheduler: " + reason.format(address)):
+            sd.sweep(GRID, T, scheduler=address)
+        assert time.perf_counter() - started < 3
+
+
+def test_an_unknown_or_slow_to_resolve_host_fails_in_seconds(quick_probe, no_work,
+                                                             monkeypatch):
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="^scheduler: cannot reach tcp://no-such-host.invalid"
+                                         ":8786: .*resolve"):
+        sd.sweep(GRID, T, scheduler="tcp://no-such-host.invalid:8786")
+    hang = threading.Event()
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: hang.wait(60))
+    with pytest.raises(ValueError, match="^scheduler: cannot reach tcp://scheduler.example:"
+                                         "8786: 'scheduler.example' did not resolve within 1 s"):
+        sd.sweep(GRID, T, scheduler="tcp://scheduler.example:8786")
+    hang.set()
+    assert time.perf_counter() - started < 6
+
+
+def _connect_as_before(self):
+    """Dask's client as symdyn called it before the probe: only OSError caught."""
+    try:
+        return self._distributed.Client(self.address, timeout=self.timeout)
+    except OSError as e:
+        raise ValueError(f"scheduler: cannot reach {self.address}: {e}") from None
+
+
+def test_without_the_probe_the_client_still_names_an_http_peer(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(executors, "probe_scheduler", lambda address: None)
+    with peer("http") as address:
+        with pytest.raises(ValueError, match=f"^scheduler: cannot reach {address}: it does "
+                                             f"not speak Dask's protocol"):
+            executors.Dask(address=address).run(abs, [1], print)
+
+
+def test_control_unprobed_peers_give_a_memory_error_or_a_hang(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(executors, "probe_scheduler", lambda address: None)
+    monkeypatch.setattr(executors.Dask, "_connect", _connect_as_before)
+    with peer("http") as address, pytest.raises(MemoryError, match="EiB") as info:
+        executors.Dask(address=address).run(abs, [1], print)
+    del info            # the half-built client: collected here, not on another thread
+    gc.collect()
+    errors = []
+
+    def connect(address):
+        try:
+            executors.Dask(address=address, timeout="2s").run(abs, [1], print)
+        except BaseException as e:
+            errors.append(e)
+
+    with peer("silent") as address:
+        hung = threading.Thread(target=connect, args=(address,), daemon=True)
+        hung.start()
+        hung.join(4)                   # twice the client's own timeout
+        assert hung.is_alive() and not errors
+    hung.join(10)                      # the listener closed: the connection is reset
+    errors.clear()
+    gc.collect()
+
+
+def test_a_real_scheduler_passes_the_probe(reference):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")
+        executors.probe_scheduler(cluster.scheduler_address)
+        df = sd.sweep(GRID, T, seeds=2, batch=1, scheduler=cluster.scheduler_address)
+    pd.testing.assert_frame_equal(df, reference)
