@@ -43,7 +43,7 @@ import sympy as sp
 
 from .budget import SECONDS, time_limit
 from .display import formula_table, latex
-from .equiangular import check_attention, reduce
+from .equiangular import check_attention, large_exact, reduce
 from .expressions import ExprLike, _short, in_domain, lambdify, substitute, value
 from .registry import SchemeLike, branch_at
 from .registry import scheme as get_scheme
@@ -140,12 +140,7 @@ def initial_velocity(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike = 1,
     >>> sd.initial_velocity("post-ln")
     2/(n + exp(beta) - 1)
     """
-    s = get_scheme(scheme)
-    beta = in_domain(_expression(beta, "beta"), "beta")
-    values = _start_values(s, gamma0, r0, n, beta)
-    with time_limit(f"initial_velocity of {s.name}"):
-        law = reduce(s, attention, beta).gamma_dot
-        return _simplify(substitute(law, values, "gamma0, r0, n"))
+    return _initial("initial_velocity", "gamma_dot", scheme, gamma0, r0, attention, n, beta)
 
 
 def initial_token_speed(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike = 1,
@@ -159,12 +154,23 @@ def initial_token_speed(scheme: SchemeLike, gamma0: ExprLike = 0, r0: ExprLike =
     >>> sd.initial_token_speed("peri-ln")
     sqrt(n - 1)/sqrt(n + exp(2*beta) - 1)
     """
+    return _initial("initial_token_speed", "token_speed", scheme, gamma0, r0, attention, n, beta)
+
+
+def _initial(what, field, scheme, gamma0, r0, attention, n_value, beta):
+    """``field`` of the reduction at the start, simplified. A large exact
+    ``beta`` (:func:`~symdyn.equiangular.large_exact`) is put in last, after
+    simplifying: sympy's factoring makes ``exp(1000)`` a power of ``E``."""
     s = get_scheme(scheme)
     beta = in_domain(_expression(beta, "beta"), "beta")
-    values = _start_values(s, gamma0, r0, n, beta)
-    with time_limit(f"initial_token_speed of {s.name}"):
-        law = reduce(s, attention, beta).token_speed
-        return _simplify(substitute(law, values, "gamma0, r0, n"))
+    late = large_exact(beta)
+    used = BETA if late else beta
+    values = _start_values(s, gamma0, r0, n_value, used)
+    names = "gamma0, r0" if n_value is None else "n, gamma0, r0"
+    with time_limit(f"{what} of {s.name}"):
+        law = getattr(reduce(s, attention, used), field)
+        out = _simplify(substitute(law, values, names))
+        return substitute(out, {BETA: beta}, "beta") if late else out
 
 
 def _simplify(expr):
@@ -212,17 +218,23 @@ def leading_order(expr: ExprLike, var: sp.Symbol | str = n) -> LeadingOrder:
 
 def _leading_order(expr, var):
     p = sp.limit(sp.log(sp.Abs(expr)) / sp.log(var), var, sp.oo)
-    if not (p.is_real and p.is_finite) or _no_limit(p):
+    if _no_limit(p):
+        raise _undecided(f"log|{_short(expr)}| / log({var})", var, p)
+    if not (p.is_real and p.is_finite):
         raise ValueError(f"expr: no power-law leading order in {var} ({p})")
     c = sp.simplify(sp.limit(expr / var ** p, var, sp.oo))
     if _no_limit(c):
-        # sin(n): p = 0 comes out, but expr / n**0 has no limit (it oscillates)
-        raise ValueError(f"expr: {UNDECIDED}: {_short(expr)} / {var}**{p} has no limit as "
-                         f"{var} -> oo ({_short(c)}), so no leading order c*{var}**p")
+        # sin(n): p = 0 comes out, but sin(n) / n**0 has no limit (it oscillates)
+        raise _undecided(f"({_short(expr)}) / {var}**{p}", var, c)
     if c.is_zero or not c.is_finite:
         raise ValueError(f"expr: no power-law leading order in {var} "
                          f"(coefficient {c})")
     return LeadingOrder(c, p, var)
+
+
+def _undecided(what, var, found):
+    return ValueError(f"expr: {UNDECIDED}: {what} has no limit as {var} -> oo that sympy "
+                      f"finds ({_short(found)}), so no leading order c*{var}**p")
 
 
 def _no_limit(x) -> bool:

@@ -98,10 +98,16 @@ class Reduction:
                              f"for n = {sub[n]}, got {sub[gamma]}")
         names = ", ".join(values)
         fields = ("gamma_dot", "r_dot", "a", "A_norm", "token_speed", "beta")
-        # Substituted within the parser's limits; simplified where that is
-        # quick (budget.SECONDS["tidy"]), else left as substituted (equal).
-        return replace(self, **{f: within(sp.simplify, e, otherwise=e) for f, e in (
-            (f, substitute(getattr(self, f), sub, names)) for f in fields)})
+        # Substituted within the parser's limits; simplified, in order, while
+        # budget.SECONDS["tidy"] lasts; the rest left as substituted (equal).
+        laws = {f: substitute(getattr(self, f), sub, names) for f in fields}
+        tidy = dict(laws)
+
+        def simplify_all():
+            for f in fields:
+                tidy[f] = sp.simplify(laws[f])
+        within(simplify_all, otherwise=None)
+        return replace(self, **tidy)
 
     def _repr_latex_(self) -> str:
         return formula_table(f"{self.scheme.name}, {self.attention} attention", [
@@ -191,17 +197,17 @@ def reduce(scheme: SchemeLike, attention: str = "softmax",
     check_attention(attention)
     beta = in_domain(value(beta, "beta", ALL_SYMBOLS), "beta")
     with time_limit(f"reduce {s.name}"):
-        if _large_exact(beta):
+        if large_exact(beta):
             return _reduce(s, attention, BETA).at(beta=beta)
         return _reduce(s, attention, beta)
 
 
-def _large_exact(beta) -> bool:
-    """An exact beta beyond ``LIMITS["exponent"]``: ``exp(1000*gamma)`` is a
+def large_exact(beta) -> bool:
+    """A numeric beta beyond ``LIMITS["exponent"]``: ``exp(1000*gamma)`` is a
     polynomial of degree 1000 in ``exp(gamma)`` to sympy's factoring, so such
     a beta is put in after the derivation (``beta = 1000`` takes 0.3 s so,
     and more than a minute otherwise)."""
-    return beta.is_Rational and abs(beta) > LIMITS["exponent"]
+    return bool(beta.is_number and beta.is_comparable and abs(beta) > LIMITS["exponent"])
 
 
 @lru_cache(maxsize=256)
@@ -249,7 +255,7 @@ def one_layer_cosine(attention: str = "softmax", beta: ExprLike = BETA) -> sp.Ex
     check_attention(attention)
     frame = _Frame()
     beta = in_domain(value(beta, "beta", ALL_SYMBOLS), "beta")
-    exact = beta if _large_exact(beta) else None
+    exact = beta if large_exact(beta) else None
     beta = BETA if exact is not None else beta
     W1, _ = frame.attention("1", attention, beta)
     W2, _ = frame.attention("2", attention, beta)

@@ -376,7 +376,9 @@ def _check_used(free, laws: dict) -> None:
 def _nonnegative_number(value, argument: str) -> sp.Expr:
     try:
         x = number(value, argument) if not isinstance(value, str) else None
-    except ValueError:
+    except ValueError as exc:
+        if "exceeds the limit" in str(exc):     # 1e300: the digit limit says why
+            raise
         x = None
     if x is None or not x.is_number or x.is_negative:
         raise ValueError(f"{argument} must be a finite number >= 0, got {value!r}")
@@ -409,8 +411,8 @@ def check_positive(speed: sp.Expr, argument: str) -> None:
         return
     point, v = _witness(speed, argument, lambda v: (v.imag == 0) & (v.real > 0))
     if point is not None:
-        what = "not finite" if not np.isfinite(v) else \
-            "not real" if v.imag != 0 else f"{v.real:.6g} <= 0"
+        what = "not real" if np.isnan(v) or v.imag != 0 else \
+            "not finite" if not np.isfinite(v) else f"{v.real:.6g} <= 0"
         raise ValueError(f"{argument}: must be positive for all t >= 0; {speed} is "
                          f"{what} at {point}")
 
@@ -431,8 +433,8 @@ def check_schedule(alpha: sp.Expr, argument: str) -> None:
     point, v = _witness(alpha, argument,
                         lambda v: (v.imag == 0) & (v.real >= 0) & np.isfinite(v.real))
     if point is not None:
-        what = "not finite" if not np.isfinite(v) else \
-            "not real" if v.imag != 0 else f"{v.real:.6g} < 0"
+        what = "not real" if np.isnan(v) or v.imag != 0 else \
+            "not finite" if not np.isfinite(v) else f"{v.real:.6g} < 0"
         raise ValueError(f"{argument}: must be finite and >= 0 for all t >= 0 (zero at "
                          f"instants is fine); {alpha} is {what} at {point}")
 
