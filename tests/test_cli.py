@@ -1,3 +1,4 @@
+import errno
 import json
 import math
 import subprocess
@@ -212,3 +213,113 @@ def test_figures_with_custom_schemes(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "figure2.png").stat().st_size > 10_000
     assert main(["figures", "--out", str(tmp_path), "--schemes", "=r"]) == 2
     assert "--schemes" in capsys.readouterr().err
+
+
+# --- exit statuses and errors that say what and where (issue 24, items 6 and 7) -------
+
+def _one_line_error(capsys):
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    return lines[0]
+
+
+def test_exit_statuses_differ_and_are_in_the_help(monkeypatch, capsys):
+    import symdyn.cli as cli
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for line in ("0    done", "1    verify: a claim FAILed", "2    bad usage or input",
+                 "3    internal error", "130  interrupted"):
+        assert line in text
+    assert main(["derive", "layernorm"]) == 2                     # control: bad input
+    assert _one_line_error(capsys).startswith("symdyn: error: ")
+    monkeypatch.setattr(cli, "_derive", lambda args: {}["x"])
+    assert main(["derive", "post-ln"]) == 3
+    assert _one_line_error(capsys).startswith("symdyn: internal error (KeyError)")
+
+
+def test_verify_exit_statuses_pass_fail_and_internal_error(monkeypatch, capsys):
+    from symdyn.proofs_check import published
+    from symdyn.proofs_check.result import Result
+
+    assert main(["verify", "--quick", "--only", "published"]) == 0
+    monkeypatch.setattr(published, "check",
+                        lambda quick=True: Result("published", "s", {}, "t", ["a"]))
+    assert main(["verify", "--quick", "--only", "published"]) == 1     # a FAIL
+    monkeypatch.setattr(published, "check", lambda quick=True: [][1])
+    assert main(["verify", "--quick", "--only", "published"]) == 3     # a bug
+    assert "internal error in published (IndexError)" in capsys.readouterr().err
+    assert main(["verify", "--only", "nonsense"]) == 2
+
+
+def test_report_into_a_read_only_folder_is_refused_before_the_work(tmp_path, monkeypatch,
+                                                                   capsys):
+    from test_sweep_safety import refuse_writes
+
+    import symdyn.cli as cli
+
+    monkeypatch.setattr(cli, "build_report", lambda *a, **k: pytest.fail("work started"))
+    refuse_writes(monkeypatch, tmp_path)
+    assert main(["report", "--out", str(tmp_path), "--quick"]) == 2
+    assert _one_line_error(capsys) == (f"symdyn: error: --out: cannot write to "
+                                       f"'{tmp_path}' (Read-only file system)")
+    monkeypatch.undo()
+    monkeypatch.setattr(cli, "build_report", lambda *a, **k: pytest.fail("work started"))
+    (tmp_path / "README.md").write_text("an earlier report")      # a rerun, README read-only
+    refuse_writes(monkeypatch, tmp_path, names="README.md")
+    assert main(["report", "--out", str(tmp_path)]) == 2
+    assert _one_line_error(capsys) == (f"symdyn: error: --out: cannot write to "
+                                       f"'{tmp_path / 'README.md'}' (Read-only file system)")
+
+
+def test_report_that_cannot_write_mid_run_says_what_and_where(tmp_path, monkeypatch, capsys):
+    from test_sweep_safety import refuse_writes
+
+    import symdyn.report as report
+
+    monkeypatch.setattr(report, "schemes", lambda: ["post-ln"])   # one derivation: quick
+    refuse_writes(monkeypatch, tmp_path, errno.EROFS, names="README.md")
+    argv = ["report", "--out", str(tmp_path), "--no-figures", "--no-design",
+            "--no-phase-diagram", "--no-verify"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"symdyn: error: cannot write {tmp_path / 'README.md'} (Read-only file system)")
+
+
+@pytest.mark.parametrize("error, status, start", [
+    (PermissionError(13, "Permission denied", "/r/README.md"), 2,
+     "symdyn: error: cannot write /r/README.md (Permission denied)"),
+    (OSError(28, "No space left on device", "/r/figures/figure2.png"), 2,
+     "symdyn: error: cannot write /r/figures/figure2.png (No space left on device)"),
+    (OSError(5, "Input/output error"), 3, "symdyn: internal error (OSError)"),   # no file
+    (RuntimeError("a bug"), 3, "symdyn: internal error (RuntimeError): a bug"),
+])
+def test_control_only_errors_on_a_file_are_blamed_on_the_file(tmp_path, monkeypatch, capsys,
+                                                              error, status, start):
+    import symdyn.cli as cli
+
+    def fail(*args, **kw):
+        raise error
+
+    monkeypatch.setattr(cli, "build_report", fail)
+    assert main(["report", "--out", str(tmp_path)]) == status
+    assert _one_line_error(capsys).startswith(start)
+
+
+@pytest.mark.parametrize("kind", ["closed", "silent"])
+def test_phase_diagram_on_a_wrong_scheduler_exits_2_in_seconds(tmp_path, capsys, kind):
+    import time
+
+    from test_sweep_safety import peer
+
+    pytest.importorskip("distributed")
+    with peer(kind) as address:
+        started = time.perf_counter()
+        assert main(["phase-diagram", "--scheduler", address, "--out", str(tmp_path),
+                     "--d", "4", "--beta", "1", "--n", "4", "--seeds", "1",
+                     "--points", "3"]) == 2
+        assert time.perf_counter() - started < 10
+    line = _one_line_error(capsys)
+    assert line.startswith("symdyn: error: scheduler: ") and address in line

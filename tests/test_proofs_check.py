@@ -123,3 +123,57 @@ def test_evidence_columns_in_order_of_first_appearance():
     text = proofs_check.markdown([(r, 0.0)])
     assert "| method | ok | x | z | y |" in text      # not hash-set order
     assert "| b | True |  | 2 | 3 |" in text
+
+
+# --- exit statuses: a failed claim, bad input and an internal error differ ------------
+
+def _broken_check(quick=True, **kw):
+    raise RuntimeError("a bug in the check")
+
+
+def test_internal_error_exit_3_and_the_other_checks_still_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(published, "check", _broken_check)
+    path = tmp_path / "out.json"
+    assert proofs_main(["--quick", "--only", "published", "phase-transition",
+                        "--json", str(path)]) == 3
+    out, err = capsys.readouterr()
+    assert ("proofs_check: internal error in published (RuntimeError): a bug in the check"
+            in err.splitlines())
+    assert "phase-transition  PASS" in out and "published" not in out
+    data = json.loads(path.read_text())
+    assert data["errors"] == [{"name": "published", "error": "RuntimeError: a bug in the check"}]
+    assert [r["name"] for r in data["results"]] == ["phase-transition"]
+
+
+def test_control_exit_statuses_of_pass_fail_and_bad_input(monkeypatch, capsys):
+    assert proofs_main(["--quick", "--only", "published"]) == 0
+    assert proofs_main(["--only", "nonsense"]) == 2
+    assert "unknown check(s) ['nonsense']" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        proofs_main(["--no-such-option"])
+    assert usage.value.code == 2
+    monkeypatch.setattr(published, "check",
+                        lambda quick=True: Result("published", "s", {}, "t", ["a"]))
+    assert proofs_main(["--quick", "--only", "published"]) == 1    # FAIL: no evidence
+
+
+def test_a_json_file_that_cannot_be_written_is_exit_2(tmp_path, monkeypatch, capsys):
+    import symdyn.proofs_check.__main__ as pc_main
+
+    def full(path, mode="r", *args, **kw):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(pc_main, "open", full, raising=False)
+    path = tmp_path / "out.json"
+    assert proofs_main(["--quick", "--only", "published", "--json", str(path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"proofs_check: error: cannot write {path} (No space left on device)")
+
+
+def test_the_exit_statuses_are_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        proofs_main(["--help"])
+    text = capsys.readouterr().out
+    for line in ("0    every claim PASSed", "1    a claim FAILed", "2    bad usage",
+                 "3    internal error", "130  interrupted"):
+        assert line in text
