@@ -7,8 +7,10 @@ Each finished task is stored under a key that hashes its parameters and the
 symdyn version, with those parameters and a SHA-256 of its arrays inside the
 file; a file that fails the check or cannot be read is reported
 (:class:`CacheWarning`) and recomputed. An interrupted sweep, run again,
-computes only what is missing. Rows are assembled in grid order whatever the
-order in which tasks finish, so every executor gives the same table.
+computes only what is missing. The check is against damage and mix-ups, not
+forgery: the cache is a cache, not a signature (see ``sweep``'s ``cache``).
+Rows are assembled in grid order whatever the order in which tasks finish, so
+every executor gives the same table.
 
 Starts are common random numbers: seed ``s`` draws the same ``X0`` at every
 grid point with the same ``(init, scale, gamma0, n, d)``, whatever the scheme
@@ -358,10 +360,24 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
     cache : path, optional
         Directory of finished tasks; a rerun computes only the missing ones.
         Each file holds its task's parameters and a checksum of its arrays; a
-        file that fails the check or cannot be read is recomputed, with a
-        :class:`CacheWarning` naming it.
+        file that fails the check, cannot be read, is not a regular file, or
+        declares more bytes than its task can fill (a zip bomb) is recomputed,
+        with a :class:`CacheWarning` naming it; nothing in it is unpickled.
+        Files are written to a new temporary file (random name, ``O_EXCL``)
+        renamed into place. If the folder stops taking files mid-sweep
+        (read-only, full), one :class:`CacheWarning` says so and the sweep
+        still returns every result.
+        **What the cache trusts**: the checksum catches damage and swapped
+        files, not forgery. Anyone who can write to the folder can store a
+        file with other numbers and a recomputed checksum, and the sweep will
+        return those numbers. It is a cache, not a signature: keep the folder
+        as private as the code you run, and do not use caches from others.
     out : path, optional
-        Also write the table (``.csv`` or ``.parquet``).
+        Also write the table (``.csv`` or ``.parquet``). The folder is probed
+        for writing and its free space compared with the table's size (and
+        the cache's) before any task runs; the file is written atomically. A
+        write that still fails at the end is a warning, and the table is
+        returned.
     progress : bool or callable
         A progress bar on stderr, or ``progress(done, total)`` per task.
 
@@ -377,8 +393,10 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
     ------
     ValueError
         A bad argument (named), a grid or task too large for this machine's
-        memory (with the estimate), or an output path that cannot be written;
-        all before any task runs.
+        memory (with the estimate), an output path that cannot be written or
+        a disk without room for the table or the cache, a Dask scheduler
+        address that does not answer as one (in seconds, naming it); all
+        before any task runs.
     KeyboardInterrupt
         On Ctrl-C, with one line: how many tasks are saved in ``cache`` and
         how to resume. Local workers are stopped without waiting.
