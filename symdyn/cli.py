@@ -93,6 +93,12 @@ def _build_parser() -> argparse.ArgumentParser:
                    help=f"run only these checks: {', '.join(_check_names())}")
     v.add_argument("--json", metavar="FILE", help="write every result as JSON")
 
+    _add_simulate(sub)
+    _add_outputs(sub)
+    return parser
+
+
+def _add_simulate(sub) -> None:
     m = sub.add_parser("simulate", help="simulate the n-particle system: a table "
                        "(mean over seeds) and, with --plot, a figure")
     _scheme_arguments(m)
@@ -113,6 +119,9 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--method", default="auto", choices=("auto", "dop853"),
                    help="auto: stiff stretches switch to ROS34PW2; dop853: explicit only")
 
+
+def _add_outputs(sub) -> None:
+    """The commands that write files: figures, phase-diagram, report."""
     f = sub.add_parser("figures", help="regenerate the paper's Figures 2-5 (PNG, SVG)")
     f.add_argument("--out", default="figures", help="output folder")
     f.add_argument("--quick", action="store_true", help="d = 64 and fewer seeds")
@@ -147,7 +156,6 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--scheduler", help="run the phase-diagram sweep on this Dask scheduler")
     rep.add_argument("--no-verify", action="store_true",
                      help="leave out the proofs_check verdicts")
-    return parser
 
 
 def _scheme_from(args):
