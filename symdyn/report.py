@@ -15,6 +15,7 @@ import numpy as np
 import sympy as sp
 
 from . import __version__
+from .checks import writable_path
 from .figures import write_figures, write_phase_diagrams
 from .formatting import markdown_table
 from .registry import schemes
@@ -311,13 +312,15 @@ def build(out: str | Path, *, quick: bool = False, figures: bool = True,
     the sweep of every scheme (``quick``: :data:`QUICK_PHASE_DIAGRAM`), on
     ``scheduler`` if given; ``verdicts(progress)`` returns the markdown of the
     claim checks (the CLI passes proofs_check's, which the library does not
-    import).
+    import). ``out/README.md`` is checked for writing first (a ``ValueError``
+    naming it, before any section is computed).
     """
     import time
 
     start = time.perf_counter()
     say = progress or (lambda message: None)
     out = Path(out)
+    writable_path(out / "README.md", "out")
     sections = []
     if figures:
         result = write_figures(out / "figures", quick=quick, progress=say)

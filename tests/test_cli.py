@@ -323,3 +323,20 @@ def test_phase_diagram_on_a_wrong_scheduler_exits_2_in_seconds(tmp_path, capsys,
         assert time.perf_counter() - started < 10
     line = _one_line_error(capsys)
     assert line.startswith("symdyn: error: scheduler: ") and address in line
+
+
+def test_report_build_checks_its_readme_before_the_sections(tmp_path, monkeypatch):
+    from test_sweep_safety import refuse_writes
+
+    import symdyn.report as report
+
+    monkeypatch.setattr(report, "write_figures", lambda *a, **k: pytest.fail("work started"))
+    (tmp_path / "README.md").write_text("an earlier report")
+    refuse_writes(monkeypatch, tmp_path, names="README.md")
+    with pytest.raises(ValueError, match=f"^out: cannot write to '{tmp_path / 'README.md'}' "
+                                         r"\(Read-only file system\)"):
+        report.build(tmp_path, quick=True)
+    monkeypatch.undo()                  # control: writable, the work starts
+    monkeypatch.setattr(report, "write_figures", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        report.build(tmp_path, quick=True)
