@@ -197,10 +197,9 @@ def _resolve(address, host, port, seconds):
         except OSError as e:
             box.append(e)
 
-    threading.Thread(target=look_up, daemon=True).start()
-    deadline = time.monotonic() + seconds
-    while not box and time.monotonic() < deadline:
-        time.sleep(0.01)
+    resolver = threading.Thread(target=look_up, daemon=True)
+    resolver.start()
+    resolver.join(seconds)
     if not box:
         raise ValueError(f"scheduler: cannot reach {address}: {host!r} did not resolve "
                          f"within {seconds:g} s")
@@ -228,6 +227,33 @@ def _connect(address, infos, seconds):
     raise ValueError(f"scheduler: cannot reach {address}: {error}")
 
 
+def _receive(sock, n):
+    """Up to ``n`` bytes (fewer if the peer closes): ``(data, timed_out)``."""
+    data = b""
+    try:
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                break
+            data += chunk
+    except TimeoutError:
+        return data, True
+    except OSError:                              # reset
+        pass
+    return data, False
+
+
+def _speaks_http(sock) -> bool:
+    """Whether a silent peer answers an HTTP request (a web server, such as
+    Dask's dashboard, waits for one)."""
+    try:
+        sock.settimeout(1.0)
+        sock.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
+    except OSError:
+        return False
+    return _receive(sock, 5)[0] == b"HTTP/"
+
+
 def probe_scheduler(address: str, seconds: float | None = None) -> None:
     """Check in seconds, before any Dask client waits on it, that ``address``
     looks like a Dask scheduler's: the host resolves, the port accepts a TCP
@@ -244,30 +270,23 @@ def probe_scheduler(address: str, seconds: float | None = None) -> None:
     if protocol not in ("", "tcp", "tls"):
         return
     host, port = _host_port(rest, address)
-    sock = _connect(address, _resolve(address, host, port, seconds), seconds)
-    head, silent = b"", False
-    with sock:
-        try:
-            while protocol != "tls" and len(head) < 8:   # TLS: the client speaks first
-                chunk = sock.recv(8 - len(head))
-                if not chunk:
-                    break
-                head += chunk
-        except TimeoutError:
-            silent = True
-        except OSError:                          # reset
-            pass
-    if protocol == "tls":
-        return
+    with _connect(address, _resolve(address, host, port, seconds), seconds) as sock:
+        if protocol == "tls":                    # there the client speaks first
+            return
+        head, silent = _receive(sock, 8)
+        web = silent and not head and _speaks_http(sock)
+    if web or head.startswith(b"HTTP/"):
+        raise ValueError(f"scheduler: {address} is a web server (it answers HTTP), not a "
+                         f"Dask scheduler; the scheduler listens on port 8786 by default, "
+                         f"its dashboard on 8787")
     if len(head) < 8:
         what = "sent nothing" if silent and not head else "closed the connection"
         raise ValueError(f"scheduler: {address} accepted the connection but {what} within "
-                         f"{seconds:g} s; a Dask scheduler sends its handshake at once (a "
-                         f"web server or a hung process does not)")
+                         f"{seconds:g} s; a Dask scheduler sends its handshake at once")
     (length,) = struct.unpack("Q", head)
     if not 0 < length <= _HANDSHAKE_BYTES:
         raise ValueError(f"scheduler: {address} does not speak Dask's protocol (its first "
-                         f"bytes are {head!r}); is it a web server or another service?")
+                         f"bytes are {head!r}); is another service listening there?")
 
 
 class Dask:

@@ -407,6 +407,8 @@ class _FullDisk(io.RawIOBase):
 def fill_disk(monkeypatch, folder, files_that_fit):
     """Files opened by descriptor under ``folder`` (symdyn's temporaries) hit a
     full disk after ``files_that_fit`` of them, 100 bytes into the next."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("finds a descriptor's file in /proc/self/fd")
     folder = os.path.realpath(folder)
     real = os.fdopen
     opened = []
@@ -757,7 +759,8 @@ HTTP_400 = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\
 def peer(kind):
     """A local address: "closed" (nobody listens), "silent" (accepts, never
     answers), "http" (a web server: answers a request with a 400), "banner"
-    (speaks first, in HTTP). Yields ``tcp://127.0.0.1:PORT``."""
+    (speaks first, in HTTP), "ssh" (speaks first, an SSH banner). Yields
+    ``tcp://127.0.0.1:PORT``."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     address = f"tcp://127.0.0.1:{sock.getsockname()[1]}"
@@ -772,7 +775,9 @@ def peer(kind):
         with conn:
             conn.settimeout(30)
             try:
-                if kind == "banner" or conn.recv(65536):
+                if kind == "ssh":
+                    conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+                elif kind == "banner" or conn.recv(65536):
                     conn.sendall(HTTP_400)
                 stop.wait(30)
             except OSError:
@@ -805,8 +810,10 @@ def quick_probe(monkeypatch):
 @pytest.mark.parametrize("kind, reason", [
     ("closed", "cannot reach {}: Connection refused"),
     ("silent", "{} accepted the connection but sent nothing within 1 s"),
-    ("http", "{} accepted the connection but sent nothing within 1 s"),
-    ("banner", r"{} does not speak Dask's protocol \(its first bytes are b'HTTP/1.1'\)"),
+    ("http", r"{} is a web server \(it answers HTTP\), not a Dask scheduler; the "
+             r"scheduler listens on port 8786 by default, its dashboard on 8787"),
+    ("banner", r"{} is a web server \(it answers HTTP\)"),
+    ("ssh", r"{} does not speak Dask's protocol \(its first bytes are b'SSH-2.0-'\)"),
 ])
 def test_a_wrong_scheduler_address_fails_in_seconds_naming_it(quick_probe, no_work, kind,
                                                               reason):
