@@ -631,6 +631,17 @@ def test_a_cache_that_stops_taking_files_loses_no_result(reference, tmp_path, mo
     assert again.attrs["cached"] == 2 and again.attrs["computed"] == 2
 
 
+def test_ctrl_c_after_the_cache_failed_counts_only_what_is_stored(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    refuse_writes(monkeypatch, cache, errno.EROFS, allow=2, names=".*.tmp")
+    _interrupt_fourth(monkeypatch)
+    with pytest.warns(CacheWarning, match="cannot write"), \
+            pytest.raises(KeyboardInterrupt, match=r"^2 of 4 tasks saved in .*cache \(the "
+                                                   r"folder stopped taking files"):
+        sd.sweep(GRID, T, cache=cache, **RUN)
+
+
 def _store_without_a_net(self, task, cols):
     if self.cache is not None:
         self.stored += sweep_module._store(self.cache, task, cols)
