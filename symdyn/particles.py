@@ -29,6 +29,7 @@ scores :math:`\\beta\\langle x_k, x_j\\rangle`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,7 +89,16 @@ class Simulation:
         Tokens, only with ``save_x=True``.
     merged : int
         Tokens merged into a coincident one over the whole batch
-        (:mod:`symdyn.merging`; continuous dynamics only).
+        (:mod:`symdyn.merging`; continuous dynamics only). A merged token
+        reports its group's ``r``, ``speed`` and ``X``.
+    bound : dict of str to ndarray of bool, batch + (K,)
+        For ``gamma``, ``epsilon``, ``min_cosine``, ``linked`` and
+        ``clusters``: ``True`` where, after a merge, the value is only a bound
+        (the merged state's; :mod:`symdyn.merging`); ``False`` where it is
+        exact to the merge distance (relative). Never set without merging.
+    spread : ndarray batch + (K,)
+        The most that ``epsilon`` can lack through merged tokens: the true
+        value lies in ``[epsilon, epsilon + spread]`` (0 without offsets).
     stiff_steps : int
         Steps taken with the Rosenbrock-W method over the whole batch
         (``method="auto"``; the rest are DOP853 steps).
@@ -122,6 +132,8 @@ class Simulation:
     merged: int = 0
     clock: str = "t"
     stiff_steps: int = 0
+    bound: dict = dataclasses.field(default_factory=dict)
+    spread: np.ndarray | None = None
 
     def _repr_html_(self) -> str:
         return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
@@ -254,6 +266,8 @@ class _Recorder:
         self.r, self.speed = np.full((2, M, n, K), np.nan)
         self.X = np.full((M, K, n, d), np.nan) if save_x else None
         self.threshold = threshold
+        self.bound = {k: np.zeros((M, K), dtype=bool) for k in merging.PAIRWISE}
+        self.spread = np.zeros((M, K))
 
     def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
                 shift=0.0):
@@ -261,7 +275,8 @@ class _Recorder:
         (``r`` is recorded as ``rad + shift``: the log clock's ``u + tau``).
 
         ``merged`` (a :class:`~symdyn.merging.Coalescence`): every original
-        token reports its representative's state and speed. A non-finite
+        token reports its representative's state and speed, and the pairwise
+        observables that are only bounds are flagged. A non-finite
         token or speed, or a law the field refused, is an ``ArithmeticError``
         (``where`` tells the reader what to change).
         """
@@ -276,6 +291,10 @@ class _Recorder:
             raise ArithmeticError("simulate: " + (field.fault or f"non-finite tokens or "
                                                                f"velocities at {where}"))
         self(k, members, theta, rad + shift, speed)
+        if merged is not None:
+            flags, self.spread[members, k] = merged.bounds(members, theta)
+            for name, flag in flags.items():
+                self.bound[name][members, k] = flag
 
     def __call__(self, k, members, theta, rad, speed):
         n = theta.shape[1]
@@ -580,7 +599,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
                       out(rec.clusters), out(rec.linked),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
-                      threshold, steps, nfev, msg, merged, clock, stiff_steps)
+                      threshold, steps, nfev, msg, merged, clock, stiff_steps,
+                      {k: out(v) for k, v in rec.bound.items()}, out(rec.spread))
 
 
 # --------------------------------------------------------------------------
@@ -610,7 +630,7 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
     def unpack(y):
         return y[:, :nd].reshape(-1, n, d), y[:, nd:]
 
-    merged = merging.Coalescence(M, n, merge, log_norm=log)
+    merged = merging.Coalescence(M, n, merge, log_norm=log, threshold=rec.threshold)
 
     def rhs(tm, y, phase, bk, mk):
         th, rr = unpack(y)
