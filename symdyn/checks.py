@@ -179,8 +179,17 @@ def integer(value, name, low, *, optional=False, none_means=""):
     return int(value)
 
 
-def output_times(t):
-    """Output times: a non-empty 1-D array, ``>= 0``, strictly increasing."""
+def output_times(t, most=None, cost=""):
+    """Output times: a non-empty 1-D array, ``>= 0``, strictly increasing.
+
+    ``most``: refuse more times than this (counted before anything is
+    converted), with ``cost`` (what one output time costs) in the message.
+    """
+    count = (len(t) if isinstance(t, (list, tuple, range)) else
+             np.size(t) if isinstance(t, np.ndarray) else 1)
+    if most is not None and count > most:
+        raise ValueError(f"t: {count:,} output times, more than the {most:,} allowed"
+                         f"{f' ({cost})' if cost else ''}; ask for fewer times")
     times = finite_array(t, "t", 0.0)
     times = np.atleast_1d(times)
     if times.ndim != 1 or times.size == 0:
@@ -190,19 +199,48 @@ def output_times(t):
     return times
 
 
+def address_space():
+    """``(room, limit)``: the bytes this process may still map under its
+    address-space limit ``RLIMIT_AS`` (the limit less the current virtual
+    size, from ``/proc/self/statm`` where there is one) and the limit
+    itself; ``None`` without a limit."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    try:
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        used = 0
+    return max(limit - used, 0), limit
+
+
 def memory(nbytes, what):
-    """Refuse a workspace of ``nbytes`` beyond half of the machine's memory.
+    """Refuse a workspace of ``nbytes`` beyond half of the machine's memory,
+    or beyond half of what the process's address-space limit (``RLIMIT_AS``,
+    ``ulimit -v``) still leaves it (:func:`address_space`).
 
     Raises ``ValueError`` naming ``what`` and the estimate before anything is
     allocated (a ``MemoryError`` would come after minutes of work, or never).
     """
+    need = f"{what}: needs about {nbytes / 2**30:.3g} GiB"
+    space = address_space()
+    if space is not None and nbytes > space[0] / 2:
+        raise ValueError(f"{need}, more than half of the {space[0] / 2**30:.3g} GiB this "
+                         f"process may still allocate (its address-space limit RLIMIT_AS "
+                         f"is {space[1] / 2**30:.3g} GiB); make it smaller")
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not POSIX: no check
         return
     if nbytes > total / 2:
-        raise ValueError(f"{what}: needs about {nbytes / 2**30:.3g} GiB, more than half "
-                         f"of this machine's {total / 2**30:.3g} GiB; make it smaller")
+        raise ValueError(f"{need}, more than half of this machine's {total / 2**30:.3g} "
+                         f"GiB; make it smaller")
 
 
 def writable_path(path, name, *, folder=False):

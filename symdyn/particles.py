@@ -48,13 +48,17 @@ from .checks import (
     number,
     output_times,
     real_array,
+    shown,
     tolerance,
 )
 from .display import simulation_rows, summary_html
 from .integrate import integrate
+from .law_limits import R_UNDERFLOW, check_speed, underflow
 from .registry import LayerRule, Scheme, SchemeLike, radial_fault, speed_fault, unit
 from .registry import scheme as get_scheme
 from .symbols import SCHEME_SYMBOLS, a, r
+from .symbols import beta as b_sym
+from .symbols import n as n_sym
 from .weights import Weights, as_weights, identity
 
 #: The baseline without normalization (attention on the raw tokens).
@@ -236,7 +240,9 @@ class _Field:
         if rows.size:
             m = rows[0]
             k = np.flatnonzero(bad[m])[0]
-            self.fault = (radial_fault(self.s, rad[m, k], tm[m])
+            self.fault = (underflow(self.s, rad[m, k], f"at t = {tm[m]:.6g}")
+                          if not self.log and abs(rad[m, k]) < R_UNDERFLOW
+                          else radial_fault(self.s, rad[m, k], tm[m])
                           if not (self.log or rad[m, k] > 0)
                           else speed_fault(self.s, s[m, k], tm[m]))
             if self.log:
@@ -324,7 +330,7 @@ class _Recorder:
 def resolve(scheme: SchemeLike) -> Scheme:
     """A built-in name, ``"none"`` (no normalization) or a Scheme."""
     if not isinstance(scheme, (str, Scheme)):
-        raise ValueError(f"scheme: expected a name or a Scheme, got {scheme!r}")
+        raise ValueError(f"scheme: expected a name or a Scheme, got {shown(scheme)}")
     if scheme == "none":
         return NONE
     return get_scheme(scheme)
@@ -353,7 +359,7 @@ def _precision(dtype, rtol, atol, cluster_threshold):
     """``dtype`` (float64 or float32) with its checked tolerances and threshold."""
     kind = next((k for k in TOLERANCES if np.dtype(k) == _as_dtype(dtype)), None)
     if kind is None:
-        raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}")
+        raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {shown(dtype)}")
     rtol, atol = (tolerance(TOLERANCES[kind][i] if v is None else v, k,
                             RTOL_FLOOR if k == "rtol" else 0.0)
                   for i, (k, v) in enumerate((("rtol", rtol), ("atol", atol))))
@@ -378,7 +384,7 @@ def _as_dtype(dtype):
 
 def _check_clock(clock, s, step):
     if clock not in ("t", "log"):
-        raise ValueError(f"clock must be 't' or 'log', got {clock!r}")
+        raise ValueError(f"clock must be 't' or 'log', got {shown(clock)}")
     if clock == "t":
         return
     if step is not None:
@@ -415,6 +421,17 @@ def _tokens(X, shape):
     return X, norms
 
 
+def _check_underflow(s, rec, times, clock):
+    """Token norms below :data:`~symdyn.law_limits.R_UNDERFLOW` are rounding
+    (0 or subnormal), not the law's ``r``: an ``ArithmeticError`` naming the
+    first output time (the log clock holds ``log r``: nothing underflows)."""
+    low = np.abs(rec.r) < R_UNDERFLOW if clock == "t" else np.zeros(1, dtype=bool)
+    if low.any():
+        m, k, i = np.argwhere(low)[0]
+        raise ArithmeticError("simulate: " + underflow(s, rec.r[m, k, i],
+                                                       f"by t = {times[i]:.6g}"))
+
+
 def _workspace(M, n, d, K, span, step, save_x):
     """Refuse (checks.memory) what simulate would hold at once, in floats."""
     dd = min(n, d) if span else d           # identity weights: span coordinates
@@ -430,14 +447,26 @@ def _workspace(M, n, d, K, span, step, save_x):
 
 #: A layer loop estimated (from below) to take longer than this is refused.
 MAX_DAYS = 1
+#: Output times of one simulate: each costs the observables of every member
+#: in Python (about 1 ms a member; 1e4 times took 11 s), so more are refused.
+MAX_TIMES = 10_000
+#: The continuous dynamics runs to t (tau with clock="log") <= MAX_TIME:
+#: beyond about 1e155 the batched integrator's steps stop growing (t = 1e250
+#: did not finish in minutes, where 1e150 takes under a second).
+MAX_TIME = 1e150
 
 
 def layer_times(t, step, flops=0.0):
     """Output times; with ``step``, multiples of it on distinct layers, and a
     layer count that can run (from below: 10 us a layer plus ``flops`` a layer
-    at 1e12 flop/s)."""
-    times = output_times(t)
+    at 1e12 flop/s); at most :data:`MAX_TIMES` times, and the continuous
+    dynamics (``step=None``) to :data:`MAX_TIME`."""
+    times = output_times(t, MAX_TIMES, "each costs about 1 ms of Python a member")
     if step is None:
+        if times[-1] > MAX_TIME:
+            raise ValueError(f"t: the continuous dynamics runs to t <= {MAX_TIME:g} (tau "
+                             f"with clock='log'): beyond, its steps stop growing; got "
+                             f"{times[-1]:g}")
         return times
     layers = times / step
     days = layers[-1] * (1e-5 + flops / 1e12) / 86400
@@ -546,9 +575,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              else number(merge, "merge", 0, largest))
     _check_clock(clock, s, step)
     if method not in ("auto", "dop853"):
-        raise ValueError(f"method must be 'auto' or 'dop853', got {method!r}")
+        raise ValueError(f"method must be 'auto' or 'dop853', got {shown(method)}")
     if not isinstance(save_x, (bool, np.bool_)):
-        raise ValueError(f"save_x must be True or False, got {save_x!r}")
+        raise ValueError(f"save_x must be True or False, got {shown(save_x)}")
     X, (M, n, d) = _shape(X0)
     single = X.ndim == 2
     b = finite_array(beta, "beta", 0.0)
@@ -556,7 +585,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         b = np.broadcast_to(b, (M,)).copy()
     except ValueError:
         raise ValueError(f"beta must be a number or an array of shape ({M},), "
-                         f"got {beta!r}") from None
+                         f"got {shown(beta)}") from None
     w = None if weights is None else as_weights(weights, d)
     if clock == "log" and w is not None and not w.tied:
         raise ValueError("clock: 'log' needs tied weights (untied draws change at every "
@@ -569,6 +598,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     full = 0 if w is None or w.identity else 1.5 * d        # projections Q, K, V
     times = layer_times(t, step, flops=4 * M * heads * n * d * (n + full))
     _workspace(M, n, d, len(times), span, step, save_x)
+    if step is None:        # law_limits: oscillations and zeros no step resolves
+        T = times[-1] if clock == "t" else float(np.expm1(min(times[-1], 709.0)))
+        check_speed(s, T, {n_sym: np.array([float(n)]), b_sym: b}, "simulate")
     X, norms = _tokens(X, (M, n, d))
 
     theta = X / norms[..., None]
@@ -590,6 +622,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         steps, nfev, msg = _layers(s, w, attention, theta, rad, b, times, step, rec)
         merged = stiff_steps = 0
 
+    _check_underflow(s, rec, times, clock)
     if np.isnan(rec.gamma).any():      # never return a time that was not computed
         raise ArithmeticError(f"simulate: no result at t = {times[np.isnan(rec.gamma).any(0)]}")
     if basis is not None and save_x:

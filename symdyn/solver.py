@@ -16,6 +16,7 @@ on-sphere schemes) start at ``r = 1`` whatever ``r0`` says.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import mpmath
@@ -27,6 +28,7 @@ from .checks import (
     check_gamma0,
     finite_array,
     integer,
+    memory,
     output_times,
     tolerance,
 )
@@ -35,6 +37,7 @@ from .display import summary_html, trajectory_rows
 from .extrapolation import integrate_mp
 from .forward_sensitivity import parameter_names, rates, sensitivity
 from .integrate import BatchSolution, initial_step, integrate
+from .law_limits import R_UNDERFLOW, check_speed, law_text, underflow
 from .registry import Scheme
 from .registry import scheme as get_scheme
 from .scalar import GiveUp, integrate_one
@@ -99,6 +102,9 @@ class Trajectory:
 # took 70 s), and covers the unnormalized kernel to beta of about 150.
 MAX_DPS = 80
 _U_RTOL = 100 * np.finfo(float).eps
+#: Output times of one solve: each costs about 30 us of Python (dense output
+#: and the observables: 1e6 times took 31 s), so more are refused.
+MAX_TIMES = 100_000
 
 
 def _u_atol(eps0, n, rtol):
@@ -202,7 +208,8 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     """
     s = get_scheme(scheme)
     check_attention(attention)
-    times = output_times(t)
+    times = output_times(t, MAX_TIMES, "each costs about 30 us of Python")
+    _check_size(s, times, (n, beta, gamma0, r0, *params.values()), sensitivities)
     n, beta, gamma0, r0, params = _parameters(s, n, beta, gamma0, r0, params)
     wrt = _wrt(s, sensitivities)
     rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
@@ -214,10 +221,46 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
     _check_time_law(system, times, n, beta, params)
+    check_speed(s, float(times[-1]), {n_sym: n, b_sym: beta,
+                                      **{x: params[x.name] for x in s.symbols}}, "solve")
     sens = None if wrt is None else sensitivity(s, wrt, attention)
     if dps is not None:
         return _solve_mp(system, times, n, beta, gamma0, r0, params, sens, dps)
-    return _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol)
+    tr = _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol)
+    _check_underflow(system, tr)
+    return tr
+
+
+def _check_size(s, times, values, sensitivities):
+    """Refuse (:func:`checks.memory`), before anything is broadcast, a batch
+    that would not fit: ``values`` (n, beta, gamma0, r0, the parameters)
+    broadcast to M members, each integrated with about 40 floats per state
+    component and holding its outputs (5, and a state, per output time)."""
+    try:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    except (ValueError, TypeError):
+        return                  # _parameters names the shapes that do not broadcast
+    M, K = math.prod(shape), len(times)
+    dim = 2 + 2 * len(_wrt(s, sensitivities) or ())
+    memory(8 * M * (40 * dim + K * (dim + 12)),
+           f"solve: n, beta, gamma0, r0 and the parameters broadcast to shape {shape} "
+           f"({M:,} members) x {K:,} times")
+
+
+def _check_underflow(system, tr):
+    """A solution whose ``r`` fell below :data:`R_UNDERFLOW` reports rounding
+    (0 or a subnormal number), not the law's ``r``: refused, naming the first
+    output time where it happened."""
+    low = ~(np.abs(tr.r) >= R_UNDERFLOW)
+    if low.any():
+        idx = tuple(np.argwhere(low)[0])
+        raise _underflow(system, float(tr.r[idx]), f"by t = {tr.t[idx[-1]]:.6g}",
+                         float(tr.n[idx[:-1]]), float(tr.beta[idx[:-1]]))
+
+
+def _underflow(system, value, when, nk, bk):
+    return ValueError(f"radial: {underflow(system.scheme, value, when)} "
+                      f"(n = {nk:g}, beta = {bk:g})")
 
 
 def _tolerance(value, name):
@@ -228,6 +271,8 @@ def _tolerance(value, name):
 def _law_fault(system, what, value, tt, nk, bk):
     """The error for a speed <= 0 (or not finite), or r <= 0, along a trajectory."""
     s = system.scheme
+    if what == "radial" and abs(value) < R_UNDERFLOW:   # stalled at the float's bottom
+        return _underflow(system, value, f"at t = {tt:.6g}", nk, bk)
     if what == "radial":
         return ValueError(f"radial: the radial law dr/dt = {s.radial} of {s.name} "
                           f"drives r to {value:.3g} at t = {tt:.6g} (n = {nk:g}, "
@@ -532,8 +577,10 @@ def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, 
             speed = laws[phase][0](tt, eps, y[1], *values) if y[1] > 0 else None
         except ZeroDivisionError:   # A_norm/alpha at alpha = 0: +inf, velocity 0
             speed = mpmath.inf
-        if speed is None or not speed > 0:
-            raise _law_fault(system, "speed" if speed else "radial",
+        if speed is None:
+            raise _mp_radial_fault(system, phases[phase][1], tt, eps, y[1], values, dps)
+        if not speed > 0:
+            raise _law_fault(system, "speed" if speed is not None else "radial",
                              float(y[1] if speed is None else speed), float(tt),
                              float(values[0]), float(values[1]))
         args = (tt, eps, y[1], *values)
@@ -564,3 +611,28 @@ def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, 
         res["r"][idx + (k,)] = +r
         for j, q in enumerate(() if sens is None else sens.wrt):
             derivs[q][idx + (k,)] = zero if cluster else -eps * y[2 + 2 * j]
+
+
+def _mp_radial_fault(system, f_r, tt, eps, r, values, dps):
+    """The error for ``r <= 0`` at a state the extrapolation tried.
+
+    A radial law that can drive ``r`` through 0 (``d log r/dt = rho/r``
+    unbounded as ``r -> 0+``, such as ``-1``) is at fault. One that cannot
+    (``-2 r``: ``d log r/dt = -2``) was followed below what ``dps`` digits
+    resolve: steps hold ``r`` to an absolute ``10^-(dps+3)`` while ``r < 1``.
+    """
+    s, nk, bk = system.scheme, float(values[0]), float(values[1])
+    tiny = mpmath.mpf(10) ** (-2 * dps - 40)
+    try:
+        near, far = (f_r(tt, eps, x, *values) / x for x in (tiny, tiny * 10 ** (dps + 20)))
+        barrier = bool(mpmath.isfinite(near) and abs(near) <= 10 * max(1, abs(far)))
+    except (ArithmeticError, ValueError, TypeError):
+        barrier = False
+    if not barrier:
+        return _law_fault(system, "radial", float(r), float(tt), nk, bk)
+    return ValueError(f"radial: r underflowed the dps = {dps} extrapolation at t = "
+                      f"{float(tt):.6g} (n = {nk:g}, beta = {bk:g}): the radial law dr/dt = "
+                      f"{law_text(s.radial, 50)} of {s.name} keeps r > 0, but r fell too "
+                      f"close to 0 for {dps} digits (steps hold r to 1e-{dps + 3} absolute, "
+                      f"not relative) and a trial step took it to {float(r):.3g}; use a "
+                      f"larger dps or an earlier t")

@@ -178,8 +178,8 @@ def test_attention_workspace_is_estimated_before_allocation():
 
 
 def test_saved_tokens_are_estimated_before_allocation():
-    d = 50_000                                # K x n x d saved tokens beyond the machine
-    K = TOTAL // (8 * 2 * d) + 1
+    K = 5_000                                 # K x n x d saved tokens beyond the machine
+    d = TOTAL // (8 * 2 * K) + 1
     X = sd.init.sphere(2, d, seed=0)
     with pytest.raises(ValueError, match="save_x.*GiB"):
         run(X=X, t=np.arange(K) * 1e-3, save_x=True)
