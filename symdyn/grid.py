@@ -1,7 +1,9 @@
 """The grid of a sweep: its axes, their checks, and its cut into tasks.
 
 Every value is checked before any work starts; a bad one raises
-``ValueError`` naming its axis and the allowed range.
+``ValueError`` naming its axis and the allowed range. The grid's size (the
+product of the axis lengths, :data:`MAX_POINTS` at most) is checked first,
+before any value is.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 import symdyn  # the version, read at call time (a new version invalidates caches)
 
 from .checks import ATTENTIONS, check_gamma0, is_integer, is_real, memory, number
+from .particles import MAX_TIMES as SIMULATE_TIMES
 from .particles import layer_times, resolve
 from .registry import scheme
+from .solver import MAX_TIMES as SOLVE_TIMES
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -37,6 +43,14 @@ COLUMNS = {
 }
 #: Bytes per table row, about: the columns held twice while the table is assembled.
 ROW_BYTES = {kind: 8 * (2 * (2 + len(COLUMNS[kind])) + 3 * len(AXES[kind])) for kind in AXES}
+#: Bytes per grid point, about (its dict, its task, its part of the table).
+POINT_BYTES = 1000
+#: The most grid points of one sweep: the grid is built and checked point by
+#: point (about 30 us each) before any work, and each point is a task or a
+#: part of one.
+MAX_POINTS = 1_000_000
+#: The most output times per kind (each costs Python time per member).
+MAX_TIMES = {"simulate": SIMULATE_TIMES, "solve": SOLVE_TIMES}
 
 
 # --------------------------------------------------------------------------
@@ -45,9 +59,44 @@ ROW_BYTES = {kind: 8 * (2 * (2 + len(COLUMNS[kind])) + 3 * len(AXES[kind])) for 
 
 def listed(raw) -> list:
     """An axis value or list of values as a list (text and schemes are single values)."""
-    if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
+    if _single(raw):
         return [raw]
     return list(raw)
+
+
+def _single(raw) -> bool:
+    """Text, a scheme, a number, a 0-d array: one axis value, not a list of them."""
+    return (isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__")
+            or (isinstance(raw, np.ndarray) and raw.ndim == 0))
+
+
+def _sized(axis, raw):
+    """An axis value or values as something with a length, not yet listed: a
+    sequence or array as it is (a billion values cost nothing yet), any other
+    iterable (a generator, perhaps endless) read to :data:`MAX_POINTS` values."""
+    if _single(raw):
+        return [raw]
+    if isinstance(raw, (list, tuple, range, np.ndarray)):
+        return raw
+    values = list(itertools.islice(raw, MAX_POINTS + 1))
+    if len(values) > MAX_POINTS:
+        raise ValueError(f"grid axis {axis!r}: more than {MAX_POINTS:,} values (the most "
+                         f"grid points a sweep takes); split it into several sweeps")
+    return values
+
+
+def check_points(axes: dict) -> int:
+    """Refuse a grid, from its axis lengths alone (``axes``: axis -> sized
+    values), beyond memory (:data:`POINT_BYTES` a point) or beyond
+    :data:`MAX_POINTS`; returns the number of points."""
+    points = math.prod(len(v) for v in axes.values())
+    memory(POINT_BYTES * points, f"the sweep table ({points:,} grid points, before seeds "
+                                 f"and times)")
+    if points > MAX_POINTS:
+        sizes = " x ".join(f"{len(v):,} {a}" for a, v in axes.items() if len(v) > 1)
+        raise ValueError(f"grid: {points:,} grid points ({sizes}), more than the "
+                         f"{MAX_POINTS:,} a sweep takes; split it into several sweeps")
+    return points
 
 
 def _number(axis, v, low, open_=False):
@@ -115,9 +164,11 @@ def grid_axes(kind, grid) -> dict:
     if unknown:
         raise ValueError(f"grid: unknown axis {unknown[0]!r}; {kind} sweeps take "
                          f"{', '.join(AXES[kind])}")
+    raw = {axis: _sized(axis, grid.get(axis, default)) for axis, default in AXES[kind].items()}
+    check_points(raw)                           # the product first, then the values
     axes = {}
-    for axis, default in AXES[kind].items():
-        values = [_value(kind, axis, v) for v in listed(grid.get(axis, default))]
+    for axis, values in raw.items():
+        values = [_value(kind, axis, v) for v in values]
         if not values:
             raise ValueError(f"grid axis {axis!r} is empty")
         labels = [label(v) for v in values]
@@ -189,6 +240,14 @@ def _check_point(kind, p, times):
             raise ValueError(f"grid axis 'step': {e}") from None
 
 
+def _check_points(kind, axes, times):
+    """:func:`_check_point` once per distinct combination of the axes it
+    reads, not once per grid point."""
+    names = [a for a in ("n", "gamma0", "init", "d", "step") if a in axes]
+    for combo in itertools.product(*(axes[a] for a in names)):
+        _check_point(kind, dict(zip(names, combo, strict=True)), times)
+
+
 def check_size(kind, axes, seeds, times, batch):
     """Refuse, before the grid's product is built, a table or a task that
     would not fit in memory (``checks.memory``: a ValueError with the estimate).
@@ -200,6 +259,10 @@ def check_size(kind, axes, seeds, times, batch):
     """
     points = math.prod(len(v) for v in axes.values())
     K = len(times)
+    if K > MAX_TIMES[kind]:
+        raise ValueError(f"t: {K:,} output times, more than the {MAX_TIMES[kind]:,} a "
+                         f"{kind} sweep takes (each costs Python time per member); ask "
+                         f"for fewer times")
     S = max(len(seeds), 1)
     memory(points * S * K * ROW_BYTES[kind] + 1000 * points,
            f"the sweep table ({points:,} grid points x {S:,} seeds x {K:,} times)")
@@ -224,10 +287,9 @@ def tasks_of(kind, axes, seeds, times, options, batch) -> list[Task]:
     """The sweep cut into tasks, in grid order (axes in :data:`AXES` order);
     its size is checked first (:func:`check_size`)."""
     check_size(kind, axes, seeds, times, batch)
+    _check_points(kind, axes, times)
     names = list(axes)
     points = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes.values())]
-    for p in points:
-        _check_point(kind, p, times)
     t = tuple(float(x) for x in times)
     if kind == "simulate":
         size = len(seeds) if batch is None else batch

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from .checks import check_attention, check_gamma0, finite_array, integer, number
+from .checks import check_attention, check_gamma0, finite_array, integer, number, shown
 from .init import equiangular
 from .particles import simulate
 from .registry import Scheme, SchemeLike
@@ -54,6 +54,9 @@ TARGET_TOL = 1e-12
 # The solver's tolerance inside the optimizer (tighter than solve's default, so
 # that the gradients are exact to about 1e-10 and the polish converges).
 RTOL = 1e-12
+#: The most layers of the "speed" objective: one constraint and one output
+#: time each (10,000 layers took 8 s; 99,999 took 67 s).
+MAX_LAYERS = 10_000
 
 
 @dataclass(frozen=True)
@@ -131,16 +134,19 @@ def alpha_family(name: str, depth: float | None = None) -> Scheme:
 
 
 def _bounds(s: Scheme, bounds, depth):
+    """``(low, high)`` per parameter: those of ``bounds``, and for the others
+    the nGPT family's own (recognized by its law), else unbounded."""
     names = list(s.defaults)
-    if bounds is None:          # an nGPT family's own, recognized by its law
-        bounds = next((v[2] for k, v in ALPHA_FAMILIES.items()
-                       if s.name == "ngpt" and alpha_family(k, depth).speed == s.speed), {})
+    own = next((v[2] for k, v in ALPHA_FAMILIES.items()
+                if s.name == "ngpt" and alpha_family(k, depth).speed == s.speed), {})
+    if bounds is None:
+        bounds = {}
     if not isinstance(bounds, dict) or set(bounds) - set(names):
         raise ValueError(f"bounds: expected a dict of (low, high) by parameter among "
-                         f"{', '.join(names)}, got {bounds!r}")
+                         f"{', '.join(names)}, got {shown(bounds)}")
     out = []
     for k in names:
-        lo, hi = bounds.get(k, (-np.inf, np.inf))
+        lo, hi = bounds.get(k, own.get(k, (-np.inf, np.inf)))
         lo, hi = (-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))
         if not lo < hi:
             raise ValueError(f"bounds[{k!r}]: low must be < high, got {(lo, hi)!r}")
@@ -148,22 +154,31 @@ def _bounds(s: Scheme, bounds, depth):
     return out
 
 
+class _LawFails(ValueError):
+    """The family's law fails on [0, L] at parameters the optimizer tried."""
+
+
 class _Model:
-    """gamma at fixed times and its gradient in the parameters, with a memo."""
+    """gamma at fixed times and its gradient in the parameters, with a memo;
+    ``good``: the last parameters where the law held (None before)."""
 
     def __init__(self, s, names, times, n, beta, gamma0, attention):
         self.s, self.names, self.times = s, names, times
         self.fixed = dict(n=n, beta=beta, gamma0=gamma0, attention=attention)
-        self.memo, self.nfev = {}, 0
+        self.memo, self.nfev, self.good = {}, 0, None
 
     def __call__(self, p):
         key = tuple(np.asarray(p, dtype=float))
         if key not in self.memo:
-            tr = solve(self.s, t=self.times, rtol=RTOL, sensitivities=self.names,
-                       **self.fixed, **dict(zip(self.names, key, strict=True)))
+            try:
+                tr = solve(self.s, t=self.times, rtol=RTOL, sensitivities=self.names,
+                           **self.fixed, **dict(zip(self.names, key, strict=True)))
+            except (ValueError, ArithmeticError) as exc:
+                raise _LawFails(str(exc)) from None
             jac = np.stack([tr.sensitivities[q] for q in self.names], axis=-1)
             self.memo = {key: (tr.gamma, jac)}
             self.nfev += 1
+            self.good = key
         return self.memo[key]
 
 
@@ -190,9 +205,14 @@ def design(family: SchemeLike, objective: str = "target", *, depth: float, n: fl
     times : array, optional
         ``profile`` only: times in ``(0, depth]`` of the target values.
     layers : int
-        ``speed`` only: the number of equal layers of ``[0, depth]``.
+        ``speed`` only: the number of equal layers of ``[0, depth]``, at most
+        :data:`MAX_LAYERS`.
     bounds : dict, optional
-        ``{name: (low, high)}``; default: the nGPT family's, else unbounded.
+        ``{name: (low, high)}`` for some or all parameters (``None`` for an
+        open end); a parameter not named keeps the nGPT family's bounds, else
+        is unbounded. A search that steps where the law fails on ``[0, L]``
+        (a negative nGPT ``alpha``, ...) stops there: ``success`` False, the
+        last parameters where the law held, the reason in ``message``.
     check : bool
         Simulate the designed scheme with ``n`` particles in dimension ``d``
         (default ``max(n, 16)``) from an equiangular start (see ``Design.check``).
@@ -224,24 +244,53 @@ def design(family: SchemeLike, objective: str = "target", *, depth: float, n: fl
     check_attention(attention)
     box = _bounds(s, bounds, L)
     p0 = np.clip([s.defaults[k] for k in names], [b[0] for b in box], [b[1] for b in box])
-    if objective == "profile":
-        times, goal = _profile_target(times, target, L)
-        model = _Model(s, names, times, n, beta, gamma0, attention)
-        p, ok, msg, value = _fit_profile(model, goal, p0, box)
-    else:
-        g = number(target, "target", gamma0, 1, low_open=True, high_open=True)
-        if objective == "target":
-            model = _Model(s, names, np.array([L]), n, beta, gamma0, attention)
-            p, ok, msg, value = _reach(model, g, p0, box)
-        else:
-            layers = integer(layers, "layers", 1)
-            model = _Model(s, names, np.linspace(0, L, layers + 1), n, beta, gamma0, attention)
-            p, ok, msg, value = _balance(model, g, p0, box)
+    model, goal, optimize = _problem(objective, s, names, L, (n, beta, gamma0, attention),
+                                     target, times, layers)
+    try:
+        p, ok, msg, value = optimize(model, goal, p0, box)
+    except _LawFails as exc:      # SLSQP or least_squares stepped onto an invalid law
+        p, ok, msg, value = _stopped(objective, model, goal, exc, L)
     params = dict(zip(names, map(float, p), strict=True))
     tr = solve(s, n=n, beta=beta, gamma0=gamma0, t=np.linspace(0, L, 201),
                attention=attention, **params)
     result = {} if not check else _check(s, params, L, n, beta, gamma0, attention, tr, d, seed)
     return Design(s, params, objective, value, tr, ok, msg, model.nfev, result)
+
+
+def _problem(objective, s, names, L, fixed, target, times, layers):
+    """The model of ``objective`` (its output times), its checked goal (the
+    target value, or the target curve), and its optimizer."""
+    if objective == "profile":
+        times, goal = _profile_target(times, target, L)
+        return _Model(s, names, times, *fixed), goal, _fit_profile
+    goal = number(target, "target", fixed[2], 1, low_open=True, high_open=True)
+    if objective == "target":
+        return _Model(s, names, np.array([L]), *fixed), goal, _reach
+    layers = integer(layers, "layers", 1)
+    if layers > MAX_LAYERS:
+        raise ValueError(f"layers: {layers:,} layers, more than the {MAX_LAYERS:,} the speed "
+                         f"objective takes (one constraint and one output time each)")
+    return _Model(s, names, np.linspace(0, L, layers + 1), *fixed), goal, _balance
+
+
+def _stopped(objective, model, goal, exc, L):
+    """The outcome when the optimizer stepped where the family's law fails on
+    ``[0, L]``: the last parameters where it held, with ``success`` False and
+    the reason (the defaults failing already is the caller's error: raised)."""
+    if model.good is None:
+        raise ValueError(str(exc)) from None
+    p = np.array(model.good)
+    gam, _ = model(p)
+    if objective == "target":
+        value = float(gam[-1] - goal)
+    elif objective == "speed":
+        value = float(np.min(np.diff(gam) / np.diff(model.times)))
+    else:
+        value = float(np.sqrt(np.mean((gam - goal) ** 2)))
+    why = str(exc) if len(str(exc)) <= 150 else str(exc)[:147] + "..."
+    return p, False, (f"the search stepped where the law fails on [0, {L:g}] ({why}); "
+                      f"these are the last parameters where it held (bounds= can keep the "
+                      f"search on valid laws)"), value
 
 
 def _reach(model, g, p0, box):
@@ -376,7 +425,11 @@ def evaluate(scheme: SchemeLike, objective: str, *, depth: float, n: float, beta
     if objective == "target":
         return float(solve(scheme, t=[L], **kw).gamma[-1] - number(target, "target"))
     if objective == "speed":
-        grid = np.linspace(0, L, integer(layers, "layers", 1) + 1)
+        layers = integer(layers, "layers", 1)
+        if layers > MAX_LAYERS:
+            raise ValueError(f"layers: {layers:,} layers, more than the {MAX_LAYERS:,} the "
+                             f"speed objective takes (one output time each)")
+        grid = np.linspace(0, L, layers + 1)
         return float(np.min(np.diff(solve(scheme, t=grid, **kw).gamma) / np.diff(grid)))
     if objective == "profile":
         times, goal = _profile_target(times, target, L)
