@@ -94,7 +94,7 @@ ATTENTIONS = ("softmax", "unnormalized")
 def check_attention(attention) -> str:
     """``attention`` if it is one of :data:`ATTENTIONS`, else a ValueError naming it."""
     if not isinstance(attention, str) or attention not in ATTENTIONS:
-        raise ValueError(f"attention: must be one of {ATTENTIONS}, got {attention!r}")
+        raise ValueError(f"attention: must be one of {ATTENTIONS}, got {shown(attention)}")
     return attention
 
 
@@ -162,7 +162,7 @@ def rng(seed) -> np.random.Generator:
     try:
         return np.random.default_rng(seed)
     except (TypeError, ValueError):
-        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}") from None
+        raise ValueError(f"seed must be None or an integer >= 0, got {shown(seed)}") from None
 
 
 def is_real(value) -> bool:
@@ -181,7 +181,7 @@ def integer(value, name, low, *, optional=False, none_means=""):
         return None
     if not is_integer(value) or value < low:
         what = f"None{none_means} or an integer" if optional else "an integer"
-        raise ValueError(f"{name} must be {what} >= {low}, got {value!r}")
+        raise ValueError(f"{name} must be {what} >= {low}, got {shown(value)}")
     return int(value)
 
 

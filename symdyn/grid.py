@@ -19,7 +19,7 @@ import numpy as np
 
 import symdyn  # the version, read at call time (a new version invalidates caches)
 
-from .checks import ATTENTIONS, check_gamma0, is_integer, is_real, memory, number
+from .checks import ATTENTIONS, check_gamma0, is_integer, is_real, memory, number, shown
 from .particles import MAX_TIMES as SIMULATE_TIMES
 from .particles import layer_times, resolve
 from .registry import scheme
@@ -101,19 +101,19 @@ def check_points(axes: dict) -> int:
 
 def _number(axis, v, low, open_=False):
     if not is_real(v):
-        raise ValueError(f"grid axis {axis!r}: expected numbers, got {v!r}")
+        raise ValueError(f"grid axis {axis!r}: expected numbers, got {shown(v)}")
     return number(v, f"grid axis {axis!r}", low, low_open=open_)
 
 
 def _integer(axis, v, low):
     if not is_integer(v) or v < low:
-        raise ValueError(f"grid axis {axis!r}: values must be integers >= {low}, got {v!r}")
+        raise ValueError(f"grid axis {axis!r}: values must be integers >= {low}, got {shown(v)}")
     return int(v)
 
 
 def _choice(axis, v, allowed):
     if v not in allowed:
-        raise ValueError(f"grid axis {axis!r}: values must be one of {allowed}, got {v!r}")
+        raise ValueError(f"grid axis {axis!r}: values must be one of {allowed}, got {shown(v)}")
     return v
 
 
@@ -157,7 +157,7 @@ def _value(kind, axis, v):
 def grid_axes(kind, grid) -> dict:
     """``grid`` checked and completed with defaults: axis -> tuple of values."""
     if not isinstance(kind, str) or kind not in AXES:
-        raise ValueError(f"kind: must be one of {tuple(AXES)}, got {kind!r}")
+        raise ValueError(f"kind: must be one of {tuple(AXES)}, got {shown(kind)}")
     if not isinstance(grid, dict):
         raise ValueError(f"grid: expected a dict of axis -> values, got {type(grid).__name__}")
     unknown = sorted(set(grid) - set(AXES[kind]))

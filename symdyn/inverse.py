@@ -146,8 +146,13 @@ def _bounds(s: Scheme, bounds, depth):
                          f"{', '.join(names)}, got {shown(bounds)}")
     out = []
     for k in names:
-        lo, hi = bounds.get(k, own.get(k, (-np.inf, np.inf)))
-        lo, hi = (-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))
+        pair = bounds.get(k, own.get(k, (-np.inf, np.inf)))
+        try:
+            lo, hi = pair
+            lo, hi = (-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds[{k!r}]: expected (low, high), numbers or None, got "
+                             f"{shown(pair)}") from None
         if not lo < hi:
             raise ValueError(f"bounds[{k!r}]: low must be < high, got {(lo, hi)!r}")
         out.append((lo, hi))
@@ -228,14 +233,17 @@ def design(family: SchemeLike, objective: str = "target", *, depth: float, n: fl
     """
     if isinstance(family, str) and family in ALPHA_FAMILIES:
         s = alpha_family(family, depth)
-    else:
+    elif isinstance(family, (str, Scheme)):
         s = get_scheme(family)
+    else:
+        raise ValueError(f"family: expected a Scheme or a name, got {shown(family)}")
     names = list(s.defaults)
     if not names:
         raise ValueError(f"family: {s.name} has no free parameters to design "
                          f"(use sd.custom_scheme(..., params=...) or an nGPT family)")
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if not isinstance(objective, str) or objective not in OBJECTIVES:
+        raise ValueError(f"objective: expected one of {', '.join(OBJECTIVES)}, "
+                         f"got {shown(objective)}")
     L = number(depth, "depth", 0, low_open=True)
     n = number(n, "n", 2)
     beta = number(beta, "beta", 0)
@@ -434,7 +442,7 @@ def evaluate(scheme: SchemeLike, objective: str, *, depth: float, n: float, beta
     if objective == "profile":
         times, goal = _profile_target(times, target, L)
         return float(np.sqrt(np.mean((solve(scheme, t=times, **kw).gamma - goal) ** 2)))
-    raise ValueError(f"objective: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    raise ValueError(f"objective: expected one of {', '.join(OBJECTIVES)}, got {shown(objective)}")
 
 
 def compare(objective: str, *, depth: float, n: float, beta: float, gamma0: float,

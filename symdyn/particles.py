@@ -357,7 +357,8 @@ FLOAT32_THRESHOLD = 1 - 1e-4
 
 def _precision(dtype, rtol, atol, cluster_threshold):
     """``dtype`` (float64 or float32) with its checked tolerances and threshold."""
-    kind = next((k for k in TOLERANCES if np.dtype(k) == _as_dtype(dtype)), None)
+    want = _as_dtype(dtype)         # (np.dtype(k) == None is True: float64 is the default)
+    kind = None if want is None else next((k for k in TOLERANCES if np.dtype(k) == want), None)
     if kind is None:
         raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {shown(dtype)}")
     rtol, atol = (tolerance(TOLERANCES[kind][i] if v is None else v, k,
@@ -376,6 +377,8 @@ def _precision(dtype, rtol, atol, cluster_threshold):
 
 
 def _as_dtype(dtype):
+    if not isinstance(dtype, (type, str, np.dtype)):     # np.dtype(an array): its dtype
+        return None
     try:
         return np.dtype(dtype)
     except TypeError:
@@ -383,7 +386,7 @@ def _as_dtype(dtype):
 
 
 def _check_clock(clock, s, step):
-    if clock not in ("t", "log"):
+    if not isinstance(clock, str) or clock not in ("t", "log"):
         raise ValueError(f"clock must be 't' or 'log', got {shown(clock)}")
     if clock == "t":
         return
@@ -574,7 +577,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
              else number(merge, "merge", 0, largest))
     _check_clock(clock, s, step)
-    if method not in ("auto", "dop853"):
+    if not isinstance(method, str) or method not in ("auto", "dop853"):
         raise ValueError(f"method must be 'auto' or 'dop853', got {shown(method)}")
     if not isinstance(save_x, (bool, np.bool_)):
         raise ValueError(f"save_x must be True or False, got {shown(save_x)}")

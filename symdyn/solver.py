@@ -30,6 +30,7 @@ from .checks import (
     integer,
     memory,
     output_times,
+    shown,
     tolerance,
 )
 from .compile import stable_system
@@ -128,8 +129,9 @@ def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
     unknown = set(params) - set(s.defaults)
     if unknown:
         allowed = ", ".join(s.defaults) or "none"
-        raise ValueError(f"{', '.join(sorted(unknown))}: not a parameter of {s.name} "
-                         f"(its free parameters: {allowed})")
+        names = law_text(", ".join(sorted(unknown)), 60)
+        raise ValueError(f"{names}: not a parameter of {s.name} (its free parameters: "
+                         f"{allowed})")
     values = {k: finite_array(params.get(k, v), k) for k, v in s.defaults.items()}
     named = {"n": finite_array(n, "n", 2.0), "beta": finite_array(beta, "beta", 0.0),
              "gamma0": finite_array(gamma0, "gamma0"),
@@ -148,6 +150,10 @@ def _wrt(s: Scheme, sensitivities):
     (names checked here, before anything is derived)."""
     if sensitivities is False or sensitivities is None:
         return None
+    if sensitivities is not True and (isinstance(sensitivities, np.ndarray)
+                                      or not hasattr(sensitivities, "__iter__")):
+        raise ValueError(f"sensitivities: expected True, False or parameter names, "
+                         f"got {shown(sensitivities)}")
     return parameter_names(s, None if sensitivities is True else sensitivities)
 
 
@@ -206,6 +212,8 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     >>> tr.gamma.shape, tr.sensitivities["c"].shape
     ((2, 2), (2, 2))
     """
+    if not isinstance(scheme, (str, Scheme)):
+        raise ValueError(f"scheme: expected a name or a Scheme, got {shown(scheme)}")
     s = get_scheme(scheme)
     check_attention(attention)
     times = output_times(t, MAX_TIMES, "each costs about 30 us of Python")
