@@ -25,6 +25,8 @@ check them on ``[0, T]`` first, in well under a second:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import sympy as sp
 
@@ -40,8 +42,10 @@ PERIODS = {sp.sin: 2 * np.pi, sp.cos: 2 * np.pi, sp.sec: 2 * np.pi, sp.csc: 2 * 
 STEPS_PER_PERIOD = 10
 #: The most periods of an oscillating speed law on [0, T]: about 20,000 steps.
 MAX_PERIODS = 2_000
-#: Points of the grid on [0, T] (and as many, geometric, toward t = 0).
+#: Points of the grid on [0, T] (and as many, geometric, toward t = 0), fewer
+#: (at least 257) where many members make more than WORK evaluations.
 GRID = 4097
+WORK = 2**22
 #: A local minimum of the factor at most this fraction of its value nearby is a zero.
 ZERO_DEPTH = 1e-8
 #: Grid values evaluated at once (members x grid), to bound the memory.
@@ -83,12 +87,11 @@ def check_speed(s, T: float, values: dict, who: str) -> None:
     if s.undefined(s.speed):            # not concrete: the solvers say so
         return
     known = {t_sym, n_sym, b_sym, *values}
-    grid = _grid(T)
     for atom in sorted(s.speed.atoms(*PERIODS), key=sp.default_sort_key):
         arg = atom.args[0]
         if not (arg.has(t_sym) and arg.free_symbols <= known):
             continue
-        periods = _variation(arg, grid, values) / PERIODS[atom.func]
+        periods = _variation(arg, T, values) / PERIODS[atom.func]
         if not periods <= MAX_PERIODS:
             name = ", ".join(s.holding({atom})) or "speed"
             raise ValueError(
@@ -102,23 +105,30 @@ def check_speed(s, T: float, values: dict, who: str) -> None:
         _check_zeros(s, factor, T, values, who)
 
 
-def _grid(T):
-    """``[0, T]``: uniform, and geometric toward 0 (laws in ``log t``, ``1/t``)."""
+def _grid(T, members=1):
+    """``[0, T]``: uniform, and geometric toward 0 (laws in ``log t``, ``1/t``),
+    :data:`GRID` points each, fewer for many ``members`` (:data:`WORK`)."""
     if not T > 0:
         return np.zeros(1)
+    size = int(np.clip(WORK // (2 * members), 257, GRID))
     with np.errstate(over="ignore"):
-        return np.unique(np.concatenate([np.linspace(0, T, GRID),
-                                         np.geomspace(T * 1e-12, T, GRID)]))
+        return np.unique(np.concatenate([np.linspace(0, T, size),
+                                         np.geomspace(T * 1e-12, T, size)]))
 
 
 def _compiled(expr, values):
     """``expr`` as ``f(t, *columns)`` and the distinct member rows of the
     symbols it uses (one row of nothing when it uses none)."""
     used = [x for x in values if expr.has(x)]
-    f = lambdify([t_sym, *used], expr, "speed")
+    f = _lambdified(expr, tuple(used))
     if not used:
         return f, np.zeros((1, 0))
     return f, np.unique(np.stack([np.ravel(values[x]) for x in used], axis=1), axis=0)
+
+
+@lru_cache(maxsize=256)
+def _lambdified(expr, used):
+    return lambdify([t_sym, *used], expr, "speed")
 
 
 def _evaluate(f, tt, rows):
@@ -129,9 +139,10 @@ def _evaluate(f, tt, rows):
     return np.broadcast_to(np.asarray(out, dtype=float), (len(rows), tt.shape[-1]))
 
 
-def _variation(arg, grid, values):
-    """The largest total variation of ``arg`` over ``grid`` among the members."""
+def _variation(arg, T, values):
+    """The largest total variation of ``arg`` on ``[0, T]`` among the members."""
     f, rows = _compiled(arg, values)
+    grid = _grid(T, len(rows))
     most, step = 0.0, max(CHUNK // len(grid), 1)
     for i in range(0, len(rows), step):
         g = _evaluate(f, grid, rows[i:i + step])
@@ -144,7 +155,7 @@ def _variation(arg, grid, values):
 def _check_zeros(s, factor, T, values, who):
     """Raise if ``|factor|`` vanishes on ``[0, T]`` for some member."""
     f, rows = _compiled(factor, values)
-    grid = _grid(T)
+    grid = _grid(T, len(rows))
     step = max(CHUNK // len(grid), 1)
     for i in range(0, len(rows), step):
         block = rows[i:i + step]

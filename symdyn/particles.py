@@ -424,6 +424,15 @@ def _tokens(X, shape):
     return X, norms
 
 
+def _check_law(s, times, n, beta, step, clock):
+    """The continuous dynamics: refuse a speed law that oscillates more than
+    any step size resolves, or vanishes, on the run's span of t
+    (:mod:`symdyn.law_limits`); layers read the law at their times only."""
+    if step is None:
+        T = times[-1] if clock == "t" else float(np.expm1(min(times[-1], 709.0)))
+        check_speed(s, T, {n_sym: np.array([float(n)]), b_sym: beta}, "simulate")
+
+
 def _check_underflow(s, rec, times, clock):
     """Token norms below :data:`~symdyn.law_limits.R_UNDERFLOW` are rounding
     (0 or subnormal), not the law's ``r``: an ``ArithmeticError`` naming the
@@ -601,9 +610,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     full = 0 if w is None or w.identity else 1.5 * d        # projections Q, K, V
     times = layer_times(t, step, flops=4 * M * heads * n * d * (n + full))
     _workspace(M, n, d, len(times), span, step, save_x)
-    if step is None:        # law_limits: oscillations and zeros no step resolves
-        T = times[-1] if clock == "t" else float(np.expm1(min(times[-1], 709.0)))
-        check_speed(s, T, {n_sym: np.array([float(n)]), b_sym: b}, "simulate")
+    _check_law(s, times, n, b, step, clock)
     X, norms = _tokens(X, (M, n, d))
 
     theta = X / norms[..., None]
