@@ -42,6 +42,7 @@ import numpy as np
 import sympy as sp
 
 from .budget import SECONDS, time_limit
+from .checks import shown
 from .display import formula_table, latex
 from .equiangular import check_attention, large_exact, reduce
 from .expressions import ExprLike, _short, in_domain, lambdify, substitute, value
@@ -67,7 +68,7 @@ def _start_value(x, argument):
     state = sorted(str(s) for s in v.free_symbols if s.name in _STATE)
     if state:
         raise ValueError(f"{argument}: a starting value cannot depend on the state or "
-                         f"time ({', '.join(state)}); it may use n and beta, got {x!r}")
+                         f"time ({', '.join(state)}); it may use n and beta, got {shown(x)}")
     return v
 
 
@@ -80,7 +81,7 @@ def _start_values(s, gamma0, r0, n_value, beta_value):
         given[n] = in_domain(_start_value(n_value, "n"), "n")
     g0, rr = substitute(g0, given, "gamma0"), substitute(rr, given, "r0")
     if rr.is_number and not (rr.is_real and rr.is_finite and rr > 0):
-        raise ValueError(f"r0 must be a finite number > 0, got {r0!r}")
+        raise ValueError(f"r0 must be a finite number > 0, got {shown(r0)}")
     in_domain(rr, "r", "r0")
     _check_gamma0(g0, given.get(n, n), gamma0)
     values = {t: sp.Integer(0), gamma: g0}
@@ -98,10 +99,10 @@ _GAMMA0_WITNESSES = np.meshgrid([2.0, 3.0, 8.0, 1e3, 1e6], [0.0, 1.0, 10.0])
 def _check_gamma0(g0, nn, gamma0):
     """gamma0 in [-1/(n-1), 1]: decided for numbers, else at sample n, beta."""
     if g0.is_number and not (g0.is_real and g0.is_finite):
-        raise ValueError(f"gamma0 must be a finite real number, got {gamma0!r}")
+        raise ValueError(f"gamma0 must be a finite real number, got {shown(gamma0)}")
     lower = -1 / (nn - 1)
     if g0.is_number and (g0 > 1 or (lower.is_number and g0 < lower) or g0 < -1):
-        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1] = [{lower}, 1], got {gamma0!r}")
+        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1] = [{lower}, 1], got {shown(gamma0)}")
     if g0.is_number or not (g0.free_symbols | lower.free_symbols) <= {n, BETA}:
         return
     f = lambdify([n, BETA], [g0, lower], "gamma0")
@@ -210,7 +211,7 @@ def leading_order(expr: ExprLike, var: sp.Symbol | str = n) -> LeadingOrder:
     expr = value(expr, "expr", ALL_SYMBOLS)
     var = ALL_SYMBOLS.get(var, var) if isinstance(var, str) else var
     if not isinstance(var, sp.Symbol):
-        raise ValueError(f"var: expected a symbol such as n, got {var!r}")
+        raise ValueError(f"var: expected a symbol such as n, got {shown(var)}")
     with time_limit("leading_order"), _sympy_failures(f"expr: no leading order of {expr} "
                                                       f"in {var} could be found"):
         return _leading_order(expr, var)

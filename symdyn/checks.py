@@ -154,7 +154,7 @@ def check_gamma0(gamma0, n, name: str = "gamma0"):
     if np.any(bad):
         i = np.flatnonzero(bad.ravel())[0]
         raise ValueError(f"{name} must lie in [-1/(n-1), 1] = [{lower.ravel()[i]:.6g}, 1] "
-                         f"for n = {float(nn.ravel()[i]):g}; got {float(g.ravel()[i])!r}")
+                         f"for n = {float(nn.ravel()[i]):g}; got {shown(float(g.ravel()[i]))}")
 
 
 def rng(seed) -> np.random.Generator:
@@ -256,20 +256,21 @@ def writable_path(path, name, *, folder=False):
     whose parent directory is created if missing. Returns a ``Path``.
     """
     if path is None or (isinstance(path, str) and not path.strip()):
-        raise ValueError(f"{name}: expected a path, got {path!r}")
+        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}")
     try:
         p = Path(path)
     except TypeError:
-        raise ValueError(f"{name}: expected a path, got {path!r}") from None
+        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}") from None
     target = p if folder else p.parent
     if folder and p.exists() and not p.is_dir():
-        raise ValueError(f"{name}: {str(p)!r} exists and is not a folder")
+        raise ValueError(f"{name}: {shown(str(p), 200)} exists and is not a folder")
     if not folder and p.is_dir():
-        raise ValueError(f"{name}: {str(p)!r} is a folder, expected a file")
+        raise ValueError(f"{name}: {shown(str(p), 200)} is a folder, expected a file")
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"{name}: cannot create {str(target)!r} ({exc.strerror})") from None
+        raise ValueError(f"{name}: cannot create {shown(str(target), 200)} "
+                         f"({exc.strerror})") from None
     try:  # a real probe: permission bits say nothing for root or read-only mounts
         with tempfile.TemporaryFile(dir=target):
             pass
@@ -277,6 +278,6 @@ def writable_path(path, name, *, folder=False):
             with open(p, "ab"):
                 pass
     except OSError as exc:
-        raise ValueError(f"{name}: cannot write to {str(p if p.exists() else target)!r} "
+        raise ValueError(f"{name}: cannot write to {shown(str(p if p.exists() else target), 200)} "
                          f"({exc.strerror})") from None
     return p

@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 
 from . import __version__
-from .checks import ATTENTIONS, finite_array, integer, writable_path
+from .checks import ATTENTIONS, finite_array, integer, shown, writable_path
 from .figures import write_figures, write_phase_diagrams
 from .registry import custom_scheme, scheme, schemes
 from .report import build as build_report
@@ -181,7 +181,7 @@ def _scheme_spec(text: str):
     name, _, laws = text.partition("=")
     speed, _, radial = laws.partition(";")
     if not name or not speed:
-        raise ValueError(f"--schemes: expected NAME or NAME=SPEED[;RADIAL], got {text!r}")
+        raise ValueError(f"--schemes: expected NAME or NAME=SPEED[;RADIAL], got {shown(text)}")
     return custom_scheme(name, speed, radial or None)
 
 
@@ -307,9 +307,10 @@ def parse_range(text, name="beta"):
             return np.array([float(parts[0])])
         a, b, k = float(parts[0]), float(parts[1]), int(parts[2])
     except (ValueError, IndexError):
-        raise ValueError(f"{name}: expected a:b:k (k values from a to b), got {text!r}") from None
+        raise ValueError(f"{name}: expected a:b:k (k values from a to b), "
+                         f"got {shown(text)}") from None
     if len(parts) != 3 or k < 1 or not (np.isfinite(a) and np.isfinite(b)) or b < a:
-        raise ValueError(f"{name}: expected a:b:k with a <= b and k >= 1, got {text!r}")
+        raise ValueError(f"{name}: expected a:b:k with a <= b and k >= 1, got {shown(text)}")
     return np.linspace(a, b, k)
 
 
@@ -337,7 +338,7 @@ def _outputs(args) -> None:
     scheduler = getattr(args, "scheduler", None)
     if scheduler is not None and not _ADDRESS.match(scheduler):
         raise ValueError(f"--scheduler: expected a Dask scheduler address such as "
-                         f"tcp://host:8786, got {scheduler!r}")
+                         f"tcp://host:8786, got {shown(scheduler)}")
 
 
 def main(argv=None) -> int:

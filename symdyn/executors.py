@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 
-from .checks import integer
+from .checks import integer, shown
 
 #: At most this many local workers per core.
 WORKERS_PER_CORE = 4
@@ -96,7 +96,7 @@ def workers_count(workers):
     workers = integer(workers, "workers", 1, optional=True, none_means=" (all cores)")
     if workers is not None and workers > cap:
         raise ValueError(f"workers must be None or an integer in [1, {cap}] "
-                         f"({WORKERS_PER_CORE} x {cores} cores), got {workers!r}")
+                         f"({WORKERS_PER_CORE} x {cores} cores), got {shown(workers)}")
     return cores if workers is None else workers
 
 
@@ -181,7 +181,7 @@ def _host_port(rest, address):
     port = port or "8786"
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"scheduler: expected an address such as 'tcp://host:8786', "
-                         f"got {address!r}")
+                         f"got {shown(address)}")
     return host, int(port)
 
 
@@ -201,10 +201,10 @@ def _resolve(address, host, port, seconds):
     resolver.start()
     resolver.join(seconds)
     if not box:
-        raise ValueError(f"scheduler: cannot reach {address}: {host!r} did not resolve "
+        raise ValueError(f"scheduler: cannot reach {address}: {shown(host)} did not resolve "
                          f"within {seconds:g} s")
     if isinstance(box[0], OSError):
-        raise ValueError(f"scheduler: cannot reach {address}: cannot resolve {host!r} "
+        raise ValueError(f"scheduler: cannot reach {address}: cannot resolve {shown(host)} "
                          f"({box[0].strerror or box[0]})")
     return box[0]
 
@@ -286,7 +286,7 @@ def probe_scheduler(address: str, seconds: float | None = None) -> None:
     (length,) = struct.unpack("Q", head)
     if not 0 < length <= _HANDSHAKE_BYTES:
         raise ValueError(f"scheduler: {address} does not speak Dask's protocol (its first "
-                         f"bytes are {head!r}); is another service listening there?")
+                         f"bytes are {shown(head)}); is another service listening there?")
 
 
 class Dask:
@@ -360,7 +360,7 @@ def backend(executor=None, workers=None, scheduler=None):
             raise ValueError("scheduler: give either scheduler or executor, not both")
         if not isinstance(scheduler, str) or not scheduler:
             raise ValueError(f"scheduler: expected an address such as "
-                             f"'tcp://host:8786', got {scheduler!r}")
+                             f"'tcp://host:8786', got {shown(scheduler)}")
         return Dask(address=scheduler)
     if executor is None or executor == "local":
         return Local(workers)
@@ -375,4 +375,4 @@ def backend(executor=None, workers=None, scheduler=None):
     if isinstance(executor, Client):
         return Dask(client=executor)
     raise ValueError(f"executor: expected None, 'local', 'serial', a dask.distributed "
-                     f"Client or a concurrent.futures.Executor, got {executor!r}")
+                     f"Client or a concurrent.futures.Executor, got {shown(executor)}")

@@ -116,14 +116,15 @@ def number(value, argument: str) -> sp.Expr:
     are refused (sympy's factoring would run away on them).
     """
     if isinstance(value, bool) or not isinstance(value, (Real, sp.Basic)):
-        raise ValueError(f"{argument}: expected a real number or expression, got {value!r}")
+        raise ValueError(f"{argument}: expected a real number or expression, "
+                         f"got {_short(repr(value))}")
     if isinstance(value, Integral):
         return _integer(int(value), argument)
     if isinstance(value, sp.Basic):
         return _checked_number(value, argument)
     x = float(value)
     if not math.isfinite(x):
-        raise ValueError(f"{argument} must be finite, got {value!r}")
+        raise ValueError(f"{argument} must be finite, got {_short(repr(value))}")
     if abs(x) >= 10.0 ** LIMITS["digits"]:      # 1e300 is a 301-digit integer
         raise _limit(argument, "integer size (digits)",
                      f"{x:g}, {len(str(int(abs(x))))} digits")
@@ -196,6 +197,20 @@ def _checked_number(value: sp.Basic, argument: str) -> sp.Expr:
     return value
 
 
+#: Nonzero constants of a law lie in floats' normal range: ``exp(10**8)``
+#: would be a 43-million-digit number for sympy and ``inf`` for numpy.
+FLOAT_RANGE = (1e-300, 1e300)
+
+
+def _in_float_range(value: sp.Expr, argument: str) -> sp.Expr:
+    size = sp.Abs(value).evalf(8)
+    if size.is_Number and size != 0 and not FLOAT_RANGE[0] <= size <= FLOAT_RANGE[1]:
+        raise ValueError(f"{argument}: the constant {_short(value)} = {_short(size)} is "
+                         f"outside floats' range: a nonzero constant must lie within "
+                         f"{FLOAT_RANGE[0]:g} .. {FLOAT_RANGE[1]:g} in size")
+    return value
+
+
 _GROWING_NAMES = {"factorial", "gamma", "Gamma"}
 
 
@@ -229,7 +244,7 @@ def check_function_name(name: str, argument: str) -> None:
     sympy already gives a meaning (``exit``, ``info``, ``loggamma``)."""
     if not (name.isidentifier() and name.isascii()) or name.startswith("_") \
             or keyword.iskeyword(name) or name in python_names():
-        raise ValueError(f"{argument}: {name!r} is a name of Python, numpy, scipy or "
+        raise ValueError(f"{argument}: {_short(repr(name))} is a name of Python, numpy, scipy or "
                          f"sympy, not a function of expressions "
                          f"(symdyn.expressions.FUNCTIONS); an undefined function of t "
                          f"needs a name of its own, such as alpha(t)")
@@ -343,7 +358,7 @@ class _Builder:
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(f"{_describe(node)} is not allowed in an expression")
-        return number(value, self.argument)
+        return _in_float_range(number(value, self.argument), self.argument)
 
     def _Name(self, node, depth):
         if node.id in self.allowed:
@@ -351,7 +366,7 @@ class _Builder:
         if node.id in CONSTANTS:
             return CONSTANTS[node.id]
         names = ", ".join(sorted(self.allowed))
-        raise self.fail(f"unknown symbol(s) ['{node.id}']; allowed: {names}")
+        raise self.fail(f"unknown symbol(s) [{_short(repr(node.id))}]; allowed: {names}")
 
     def _UnaryOp(self, node, depth):
         operand = self.build(node.operand, depth)
@@ -400,7 +415,7 @@ class _Builder:
             allowed = ", ".join(sorted(FUNCTIONS))
             extra = " or an undefined function of t such as alpha(t)" \
                 if self.functions_of_t else ""
-            raise self.fail(f"unknown function {name!r}; allowed: {allowed}{extra}")
+            raise self.fail(f"unknown function {_short(repr(name))}; allowed: {allowed}{extra}")
         if undefined:
             check_function_name(name, self.argument)
         args = [self.build(arg, depth) for arg in node.args]
@@ -408,15 +423,18 @@ class _Builder:
             if name in _GROWING_NAMES:
                 check_growing(name, args, self.argument)
             try:
-                return self._sized(FUNCTIONS[name](*args))
+                value = FUNCTIONS[name](*args)
             except (TypeError, ValueError) as exc:
-                raise self.fail(f"{name}{tuple(args)}: {exc}") from None
+                raise self.fail(f"{name}{_short(tuple(args))}: {exc}") from None
+            return self._sized(value)
         if args != [t]:
             raise self.fail(f"an undefined function takes t alone: write {name}(t)")
         return sp.Function(name)(t)
 
     def _sized(self, value):
-        return _checked_number(value, self.argument) if value.is_number else value
+        if not value.is_number:
+            return value
+        return _in_float_range(_checked_number(value, self.argument), self.argument)
 
 
 def _describe(node) -> str:
@@ -427,7 +445,7 @@ def _describe(node) -> str:
         if isinstance(node, kind):
             return text
     if isinstance(node, ast.Constant):
-        return f"the constant {node.value!r}"
+        return f"the constant {_short(repr(node.value))}"
     return type(node).__name__
 
 
@@ -470,20 +488,20 @@ def parse(expr, argument: str, allowed: dict[str, sp.Symbol],
         value = number(expr, argument) if not isinstance(expr, sp.Basic) \
             else exact_exponents(expr, argument)
     else:
-        raise ValueError(f"{argument}: expected an expression in {names}, got {expr!r}")
+        raise ValueError(f"{argument}: expected an expression in {names}, got {_short(repr(expr))}")
     if not isinstance(value, sp.Expr):
-        raise ValueError(f"{argument}: expected an expression in {names}, got {expr!r}")
+        raise ValueError(f"{argument}: expected an expression in {names}, got {_short(repr(expr))}")
     # Symbols by name, so that a user's plain Symbol("r") is ours.
     by_name = {s: allowed[s.name] for s in value.free_symbols if s.name in allowed}
     value = value.xreplace(by_name)
     unknown = {s.name for s in value.free_symbols} - set(allowed)
     if unknown:
         raise ValueError(f"{argument}: unknown symbol(s) {sorted(unknown)} in "
-                         f"{expr!r}; allowed: {names}")
+                         f"{_short(repr(expr))}; allowed: {names}")
     undefined = value.atoms(AppliedUndef)
     if undefined and not (functions_of_t and all(f.args == (t,) for f in undefined)):
         raise ValueError(f"{argument}: undefined function(s) "
-                         f"{sorted(map(str, undefined))} in {expr!r}")
+                         f"{sorted(map(str, undefined))} in {_short(repr(expr))}")
     check_tree(value, argument)
     return _checked_number(value, argument)
 
@@ -500,7 +518,7 @@ def value(expr, argument: str, allowed: dict[str, sp.Symbol]) -> sp.Expr:
         return parse(expr, argument, allowed)
     if isinstance(expr, sp.Basic):
         if not isinstance(expr, sp.Expr):
-            raise ValueError(f"{argument}: expected an expression, got {expr!r}")
+            raise ValueError(f"{argument}: expected an expression, got {_short(repr(expr))}")
         check_tree(expr, argument)
         return _checked_number(exact_exponents(expr, argument), argument)
     return number(expr, argument)
@@ -517,7 +535,7 @@ def _from_text(text, argument, allowed, functions_of_t):
         tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         why = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
-        raise ValueError(f"{argument}: cannot parse {text!r} ({why})") from None
+        raise ValueError(f"{argument}: cannot parse {_short(repr(text))} ({why})") from None
     try:
         return _Builder(argument, dict(allowed), functions_of_t).build(tree.body)
     except RecursionError:

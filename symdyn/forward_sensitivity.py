@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .checks import check_attention
+from .checks import check_attention, shown
 from .compile import StableSystem, epsilon, stabilize, stable_system
 from .registry import Scheme, SchemeLike, lambdify_phases
 from .registry import scheme as get_scheme
@@ -124,12 +124,12 @@ def parameter_names(s: Scheme, wrt=None) -> tuple:
     try:
         wrt = tuple(wrt)
     except TypeError:
-        raise ValueError(f"wrt: expected a list of parameter names, got {wrt!r}") from None
+        raise ValueError(f"wrt: expected a list of parameter names, got {shown(wrt)}") from None
     allowed = tuple(names) + STANDARD
     bad = [q for q in wrt if not isinstance(q, str) or q not in allowed]
     if bad or not wrt or len(set(wrt)) != len(wrt):
         raise ValueError(f"wrt: expected distinct names among {', '.join(allowed)}, "
-                         f"got {list(wrt)!r}")
+                         f"got {shown(list(wrt))}")
     return wrt
 
 

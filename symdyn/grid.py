@@ -80,7 +80,7 @@ def _sized(axis, raw):
         return raw
     values = list(itertools.islice(raw, MAX_POINTS + 1))
     if len(values) > MAX_POINTS:
-        raise ValueError(f"grid axis {axis!r}: more than {MAX_POINTS:,} values (the most "
+        raise ValueError(f"grid axis {shown(axis)}: more than {MAX_POINTS:,} values (the most "
                          f"grid points a sweep takes); split it into several sweeps")
     return values
 
@@ -101,19 +101,21 @@ def check_points(axes: dict) -> int:
 
 def _number(axis, v, low, open_=False):
     if not is_real(v):
-        raise ValueError(f"grid axis {axis!r}: expected numbers, got {shown(v)}")
-    return number(v, f"grid axis {axis!r}", low, low_open=open_)
+        raise ValueError(f"grid axis {shown(axis)}: expected numbers, got {shown(v)}")
+    return number(v, f"grid axis {shown(axis)}", low, low_open=open_)
 
 
 def _integer(axis, v, low):
     if not is_integer(v) or v < low:
-        raise ValueError(f"grid axis {axis!r}: values must be integers >= {low}, got {shown(v)}")
+        raise ValueError(f"grid axis {shown(axis)}: values must be integers >= {low}, "
+                         f"got {shown(v)}")
     return int(v)
 
 
 def _choice(axis, v, allowed):
     if v not in allowed:
-        raise ValueError(f"grid axis {axis!r}: values must be one of {allowed}, got {shown(v)}")
+        raise ValueError(f"grid axis {shown(axis)}: values must be one of {allowed}, "
+                         f"got {shown(v)}")
     return v
 
 
@@ -162,7 +164,7 @@ def grid_axes(kind, grid) -> dict:
         raise ValueError(f"grid: expected a dict of axis -> values, got {type(grid).__name__}")
     unknown = sorted(set(grid) - set(AXES[kind]))
     if unknown:
-        raise ValueError(f"grid: unknown axis {unknown[0]!r}; {kind} sweeps take "
+        raise ValueError(f"grid: unknown axis {shown(unknown[0])}; {kind} sweeps take "
                          f"{', '.join(AXES[kind])}")
     raw = {axis: _sized(axis, grid.get(axis, default)) for axis, default in AXES[kind].items()}
     check_points(raw)                           # the product first, then the values
@@ -170,12 +172,12 @@ def grid_axes(kind, grid) -> dict:
     for axis, values in raw.items():
         values = [_value(kind, axis, v) for v in values]
         if not values:
-            raise ValueError(f"grid axis {axis!r} is empty")
+            raise ValueError(f"grid axis {shown(axis)} is empty")
         labels = [label(v) for v in values]
         if len(set(labels)) != len(labels):
             hint = ("; two schemes share a name: rename one with "
                     "dataclasses.replace(scheme, name=...)") if axis == "scheme" else ""
-            raise ValueError(f"grid axis {axis!r}: repeated values {labels}{hint}")
+            raise ValueError(f"grid axis {shown(axis)}: repeated values {labels}{hint}")
         axes[axis] = tuple(values)
     return axes
 

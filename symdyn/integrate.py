@@ -44,7 +44,7 @@ import numpy as np
 
 from . import dop853
 from .arithmetic import power
-from .checks import finite_array
+from .checks import finite_array, shown
 from .stiffness import Methods
 
 SAFETY = 0.9          # aim at err = 0.9**8 ~ 0.43, not at the edge err = 1
@@ -239,7 +239,7 @@ def _check(t_out, y0, rtol, atol):
         y0 = y0.astype(float)
     M, dim = y0.shape
     if t_out.ndim != 1 or not t_out.size or t_out[0] < 0 or np.any(np.diff(t_out) <= 0):
-        raise ValueError(f"t_out must be increasing times >= 0, got {t_out!r}")
+        raise ValueError(f"t_out must be increasing times >= 0, got {shown(t_out)}")
     rtol = np.broadcast_to(finite_array(rtol, "rtol", 0.0, low_open=True), (dim,))
     atol = np.broadcast_to(finite_array(atol, "atol", 0.0), (M, dim))
     return t_out, y0, rtol, atol

@@ -122,7 +122,7 @@ def alpha_family(name: str, depth: float | None = None) -> Scheme:
     (2.0,)
     """
     if name not in ALPHA_FAMILIES:
-        raise ValueError(f"name: expected one of {', '.join(ALPHA_FAMILIES)}, got {name!r}")
+        raise ValueError(f"name: expected one of {', '.join(ALPHA_FAMILIES)}, got {shown(name)}")
     alpha, defaults, _ = ALPHA_FAMILIES[name]
     if alpha is None:
         if depth is None:
@@ -151,10 +151,10 @@ def _bounds(s: Scheme, bounds, depth):
             lo, hi = pair
             lo, hi = (-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))
         except (TypeError, ValueError):
-            raise ValueError(f"bounds[{k!r}]: expected (low, high), numbers or None, got "
+            raise ValueError(f"bounds[{shown(k)}]: expected (low, high), numbers or None, got "
                              f"{shown(pair)}") from None
         if not lo < hi:
-            raise ValueError(f"bounds[{k!r}]: low must be < high, got {(lo, hi)!r}")
+            raise ValueError(f"bounds[{shown(k)}]: low must be < high, got {shown((lo, hi))}")
         out.append((lo, hi))
     return out
 

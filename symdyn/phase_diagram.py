@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import finite_array, is_real, number
+from .checks import finite_array, is_real, number, shown
 from .curves import first_reach
 from .grid import listed
 from .solver import solve
@@ -53,9 +53,9 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
     """
     beta = np.atleast_1d(finite_array(beta, "beta", 0.0))
     if not (is_real(level) and 0 < level < 1):
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+        raise ValueError(f"level must lie in (0, 1), got {shown(level)}")
     if not (is_real(gamma0) and gamma0 < level):
-        raise ValueError(f"gamma0 must be a number below level = {level}, got {gamma0!r}")
+        raise ValueError(f"gamma0 must be a number below level = {level}, got {shown(gamma0)}")
     number(t_max, "t_max", 1e-3, low_open=True)
     target = np.log1p(-level)
 

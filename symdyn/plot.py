@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
+from .checks import shown
 from .registry import Scheme, SchemeLike
 from .registry import scheme as get_scheme
 
@@ -148,7 +149,7 @@ def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = Non
     xy = {"gamma": (t, 1 - eps), "epsilon": (t, eps), "gamma_dot": (t, gd),
           "phase": (eps, gd)}
     if kind not in xy:
-        raise ValueError(f"kind: expected one of {', '.join(xy)}, got {kind!r}")
+        raise ValueError(f"kind: expected one of {', '.join(xy)}, got {shown(kind)}")
     x, y = xy[kind]
     for i in range(len(y)):
         xi = x[i] if x.ndim == 2 else x
@@ -323,6 +324,7 @@ def save(fig, path, dpi: int = 300) -> Path:
     """
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise ValueError(f"path: expected a .png, .svg or .pdf file name, got {str(path)!r}")
+        raise ValueError(f"path: expected a .png, .svg or .pdf file name, "
+                         f"got {shown(str(path), 200)}")
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     return path

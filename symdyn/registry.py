@@ -27,6 +27,7 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from .arithmetic import float_printer, on_floats
+from .checks import shown
 from .expressions import (
     CONSTANTS,
     FUNCTIONS,
@@ -103,7 +104,7 @@ class Scheme:
         if self.layer is None:
             object.__setattr__(self, "layer", GENERIC)
         elif not isinstance(self.layer, LayerRule):
-            raise ValueError(f"layer: expected a LayerRule, got {self.layer!r}")
+            raise ValueError(f"layer: expected a LayerRule, got {shown(self.layer)}")
 
     @property
     def breakpoints(self) -> tuple[float, ...]:
@@ -348,13 +349,13 @@ def free_parameters(params: Mapping | None) -> tuple:
     if params is None:
         return ()
     if not isinstance(params, Mapping):
-        raise ValueError(f"params: expected a dict of name: default value, got {params!r}")
+        raise ValueError(f"params: expected a dict of name: default value, got {shown(params)}")
     free = []
     for name, default in params.items():
         why = _shadowed(name) if isinstance(name, str) else "not a string"
         if why:
-            raise ValueError(f"params: {name!r} cannot name a parameter: {why}")
-        free.append((sp.Symbol(name, real=True), number(default, f"params[{name!r}]")))
+            raise ValueError(f"params: {shown(name)} cannot name a parameter: {why}")
+        free.append((sp.Symbol(name, real=True), number(default, f"params[{shown(name)}]")))
     return tuple(free)
 
 
@@ -369,7 +370,7 @@ def _at_defaults(expr, free):
 def _check_used(free, laws: dict) -> None:
     for sym, _ in free:
         if not any(law.has(sym) for law in laws.values()):
-            raise ValueError(f"params: {sym.name!r} appears in no law "
+            raise ValueError(f"params: {shown(sym.name)} appears in no law "
                              f"({', '.join(f'{k} = {v}' for k, v in laws.items())})")
 
 
@@ -381,7 +382,7 @@ def _nonnegative_number(value, argument: str) -> sp.Expr:
             raise
         x = None
     if x is None or not x.is_number or x.is_negative:
-        raise ValueError(f"{argument} must be a finite number >= 0, got {value!r}")
+        raise ValueError(f"{argument} must be a finite number >= 0, got {shown(value)}")
     return x
 
 
@@ -504,18 +505,18 @@ def scheme(name: SchemeLike, **params) -> Scheme:
         if params:
             raise ValueError("params: cannot re-parametrize a Scheme object")
         return name
-    if name not in _REGISTRY:
-        raise ValueError(f"scheme: unknown scheme {name!r}; choose one of "
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"scheme: unknown scheme {shown(name)}; choose one of "
                          f"{', '.join(_REGISTRY)} (or sd.custom_scheme)")
     if params.get("params") and name != "ngpt":
-        raise ValueError(f"params: scheme {name!r} has no expression to hold free "
+        raise ValueError(f"params: scheme {shown(name)} has no expression to hold free "
                          f"parameters (nGPT's alpha or sd.custom_scheme do)")
     if "params" in params and name != "ngpt":
         params.pop("params")
     try:
         return _REGISTRY[name](**params)
     except TypeError:
-        raise ValueError(f"params: scheme {name!r} takes no parameter(s) "
+        raise ValueError(f"params: scheme {shown(name)} takes no parameter(s) "
                          f"{sorted(params)}") from None
 
 
@@ -551,7 +552,7 @@ def custom_scheme(name: str, speed: ExprLike, radial: ExprLike | None = None,
     (A_norm/(c*t + 1), {'c': 0.5})
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        raise ValueError(f"name: expected a non-empty string, got {shown(name)}")
     free = free_parameters(params)
     allowed = {**SCHEME_SYMBOLS, **_symbols(free)}
     s = parse(speed, "speed", allowed)
@@ -629,7 +630,7 @@ def lambdify_phases(args, exprs, breakpoints, module: str = "numpy", *,
     functions per phase; with ``together``, one function per phase that
     returns the list of values, common subexpressions computed once."""
     if module not in ("numpy", "float", "mpmath"):
-        raise ValueError(f"module: must be 'numpy', 'float' or 'mpmath', got {module!r}")
+        raise ValueError(f"module: must be 'numpy', 'float' or 'mpmath', got {shown(module)}")
     floats = module != "mpmath"
     # expressions.lambdify: no undefined function, no Python builtins
     opts = (dict(modules=NUMERIC_MODULES, printer=float_printer()) if floats
@@ -647,7 +648,7 @@ def lambdify_phases(args, exprs, breakpoints, module: str = "numpy", *,
 def _law_of_t(s: Scheme, name: str):
     laws = {"speed": s.speed, **{k: v for k, v in s.params if isinstance(v, sp.Basic)}}
     if name not in laws:
-        raise ValueError(f"name: {name!r} is not a law of {s.name} (its laws: "
+        raise ValueError(f"name: {shown(name)} is not a law of {s.name} (its laws: "
                          f"{', '.join(laws)})")
     law = laws[name]
     if law.free_symbols - {t}:

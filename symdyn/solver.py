@@ -309,7 +309,7 @@ def _fault(system, f_norm, state, start, values):
         return _law_fault(system, "radial", r, tt, nk, bk)
     with np.errstate(all="ignore"):
         norm = float(f_norm(tt, eps, r, *values))
-    where = f"at t = {tt:.6g}, gamma = {float(1 - eps)!r}, n = {nk:g}, beta = {bk:g}"
+    where = f"at t = {tt:.6g}, gamma = {shown(float(1 - eps))}, n = {nk:g}, beta = {bk:g}"
     if norm == 0:
         return ValueError(f"gamma0, beta: A_k = 0 {where} (the regular simplex with "
                           f"beta = 0), and {system.scheme.name} divides by |A_k|")
@@ -454,7 +454,7 @@ def _start(field, system, y0, args, g0):
         values = [a[i] for a in args[3:]]
         raise (_fault(system, field.laws[0][1], first[:, i], first[:, i], values)
                or ValueError(f"gamma0, n, beta: the vector field of {system.scheme.name} "
-                             f"is not finite at gamma0 = {g0[i]!r}, n = {values[0]:g}, "
+                             f"is not finite at gamma0 = {shown(g0[i])}, n = {values[0]:g}, "
                              f"beta = {values[1]:g}"))
     if not np.all(np.isfinite(start)):
         raise ValueError(f"sensitivities: the sensitivity system of {system.scheme.name} "

@@ -20,6 +20,7 @@ from .asymptotics import (
     leading_order,
     terminal,
 )
+from .checks import shown
 from .display import formula_table, latex
 from .equiangular import Reduction, reduce
 from .registry import Scheme, SchemeLike
@@ -43,7 +44,7 @@ class Derivation:
     def rows(self, fmt: str = "text") -> list[tuple[str, str]]:
         """(label, formula) pairs rendered as plain text or LaTeX."""
         if fmt not in FORMATS:
-            raise ValueError(f"format: must be one of {FORMATS}, got {fmt!r}")
+            raise ValueError(f"format: must be one of {FORMATS}, got {shown(fmt)}")
         def show(expr):
             if expr is None or isinstance(expr, str):
                 return "undecided"
@@ -168,7 +169,7 @@ def table(schemes=None, attention: str = "softmax", format: str = "dataframe"):
     from .registry import schemes as builtin_names
 
     if format not in ("dataframe", "latex"):
-        raise ValueError(f"format: must be 'dataframe' or 'latex', got {format!r}")
+        raise ValueError(f"format: must be 'dataframe' or 'latex', got {shown(format)}")
     names = builtin_names() if schemes is None else list(schemes)
     rows = {}
     for s in names:

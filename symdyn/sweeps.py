@@ -40,7 +40,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from . import init, weights
-from .checks import RTOL_FLOOR, integer, is_integer, is_real, output_times, tolerance, writable_path
+from .checks import (
+    RTOL_FLOOR,
+    integer,
+    is_integer,
+    is_real,
+    output_times,
+    shown,
+    tolerance,
+    writable_path,
+)
 from .executors import backend
 from .grid import AXES, COLUMNS, Task, grid_axes, label, tasks_of  # noqa: F401
 from .particles import simulate
@@ -284,13 +293,14 @@ def _seeds(kind, seeds):
         return (0,)
     if is_integer(seeds):
         if seeds < 1:
-            raise ValueError(f"seeds must be an integer >= 1 or a list of seeds, got {seeds!r}")
+            raise ValueError(f"seeds must be an integer >= 1 or a list of seeds, "
+                             f"got {shown(seeds)}")
         return range(int(seeds))              # not built: its size is checked first
     values = list(seeds) if hasattr(seeds, "__iter__") else [seeds]
     if not values or not all(is_integer(s) and s >= 0 for s in values) \
             or len(set(values)) != len(values):
         raise ValueError(f"seeds: expected a non-empty list of distinct integers >= 0, "
-                         f"got {seeds!r}")
+                         f"got {shown(seeds)}")
     return tuple(int(s) for s in values)
 
 
@@ -301,7 +311,7 @@ def _in_range(value, name, low, high, *, closed):
         return None
     if not (is_real(value) and (low <= value <= high if closed else low < value < high)):
         rng = f"a number in [{low}, {high}]" if closed else f"None or a number in ({low}, {high})"
-        raise ValueError(f"{name} must be {rng}, got {value!r}")
+        raise ValueError(f"{name} must be {rng}, got {shown(value)}")
     return float(value)
 
 
@@ -309,10 +319,11 @@ def _out_path(out):
     if out is None:
         return None
     if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
-        raise ValueError(f"out: expected a path ending in .csv or .parquet, got {out!r}")
+        raise ValueError(f"out: expected a path ending in .csv or .parquet, got {shown(out, 200)}")
     out = Path(out)
     if out.suffix not in (".csv", ".parquet"):
-        raise ValueError(f"out: the file name must end in .csv or .parquet, got {str(out)!r}")
+        raise ValueError(f"out: the file name must end in .csv or .parquet, "
+                         f"got {shown(str(out), 200)}")
     if out.suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401
@@ -507,7 +518,7 @@ def _room(out, cache, tasks, todo, axes):
     for disk in disks.values():
         if disk["need"] > disk["free"]:
             name, _, folder, _ = disk["parts"][0]
-            parts = " and ".join(f"{what} ({_size(n)} in {str(f)!r})"
+            parts = " and ".join(f"{what} ({_size(n)} in {shown(str(f), 200)})"
                                  for _, what, f, n in disk["parts"])
             raise ValueError(f"{name}: not enough free space: {parts} need about "
                              f"{_size(disk['need'])}, the disk has {_size(disk['free'])} "

@@ -575,3 +575,39 @@ def test_speeds_that_vanish_are_still_refused():
 def test_messages_name_symbols_of_the_model():
     # the domain table covers the model's symbols and nothing else
     assert set(expressions.DOMAIN) <= set(ALL_SYMBOLS)
+
+
+# --- constants beyond floats' range; messages that stay short ---------------------
+
+@pytest.mark.parametrize("text", ["exp(10**8)", "exp(10**49)", "exp(-800)*t + 1",
+                                  "sinh(1e-320) + t", "1e-320 + t"])
+def test_constants_beyond_float_range_are_refused(text):
+    # exp(10**8) took sympy 70 s to derive with and is inf in numpy
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="outside floats' range"):
+        sd.custom_scheme("x", speed=text)
+    assert time.monotonic() - start < 5
+
+
+def test_control_constants_within_float_range_pass():
+    for text in ["exp(690)*t + 1", "1e-299 + t", "exp(-690) + t"]:
+        sd.custom_scheme("x", speed=text)
+
+
+LONG_INPUTS = [("(" * 200 + "t" + ")" * 190), "x" * 900, np.arange(500.0),
+               np.arange(300).reshape(20, 15)]
+
+
+@pytest.mark.parametrize("value", LONG_INPUTS, ids=["parens", "text", "array", "matrix"])
+def test_messages_stay_short_whatever_the_input(value):
+    X0 = sd.init.sphere(4, 3, seed=0)
+    calls = [lambda v: sd.custom_scheme("x", speed=v), lambda v: sd.scheme(v),
+             lambda v: sd.leading_order(v), lambda v: sd.initial_velocity("post-ln", gamma0=v),
+             lambda v: sd.sweep({"n": [4]}, [1.0], seeds=v, executor="serial"),
+             lambda v: sd.simulate("post-ln", X0, 1.0, [1.0], clock=v),
+             lambda v: sd.solve("post-ln", n=4, beta=1.0, gamma0=0.0, t=[1.0], attention=v)]
+    assert len(repr(value)) > 300                # the control: echoed whole, too long
+    for call in calls:
+        with pytest.raises(ValueError) as info:
+            call(value)
+        assert len(str(info.value)) <= 300 and "\n" not in str(info.value), str(info.value)
