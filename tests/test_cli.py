@@ -340,3 +340,13 @@ def test_report_build_checks_its_readme_before_the_sections(tmp_path, monkeypatc
     monkeypatch.setattr(report, "write_figures", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         report.build(tmp_path, quick=True)
+
+
+@pytest.mark.parametrize("argv", [["x" * 400], ["solve", "post-ln", "--n", "y" * 400, "--beta",
+                                                  "1", "--gamma0", "0", "--t-max", "1"],
+                                  ["derive", "custom", "--speed", "(" * 300 + "t"]])
+def test_a_long_argument_gives_one_short_line(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and len(err) <= 300, err
+    assert argv[-1][:20] in err or argv[3][:20] in err      # the culprit is still named
