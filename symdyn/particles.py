@@ -95,14 +95,19 @@ class Simulation:
         Tokens merged into a coincident one over the whole batch
         (:mod:`symdyn.merging`; continuous dynamics only). A merged token
         reports its group's ``r``, ``speed`` and ``X``.
-    bound : dict of str to ndarray of bool, batch + (K,)
-        For ``gamma``, ``epsilon``, ``min_cosine``, ``linked`` and
-        ``clusters``: ``True`` where, after a merge, the value is only a bound
-        (the merged state's; :mod:`symdyn.merging`); ``False`` where it is
-        exact to the merge distance (relative). Never set without merging.
+    bound : dict of str to ndarray of bool, each batch + (K,)
+        Keys ``"gamma"``, ``"epsilon"``, ``"min_cosine"``, ``"linked"``,
+        ``"clusters"``: ``True`` where, after a merge, the value is only a
+        bound (that of the merged state; :mod:`symdyn.merging` gives the
+        interval), ``False`` where a merge changed it by less than the merge
+        distance relative (all ``False`` without merging).
     spread : ndarray batch + (K,)
-        The most that ``epsilon`` can lack through merged tokens: the true
-        value lies in ``[epsilon, epsilon + spread]`` (0 without offsets).
+        The most ``epsilon`` can lack through merged tokens,
+        ``(offset**2).sum(-2) / (n - 1)``: where ``bound["epsilon"]`` is set,
+        the true value is at most ``epsilon + spread``.
+    offset : ndarray batch + (n, K)
+        How far each token's direction lay from the one it reports (its
+        group's representative) when it was merged; 0 for a token never merged.
     stiff_steps : int
         Steps taken with the Rosenbrock-W method over the whole batch
         (``method="auto"``; the rest are DOP853 steps).
@@ -138,6 +143,7 @@ class Simulation:
     stiff_steps: int = 0
     bound: dict = dataclasses.field(default_factory=dict)
     spread: np.ndarray | None = None
+    offset: np.ndarray | None = None
 
     def _repr_html_(self) -> str:
         return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
@@ -274,6 +280,7 @@ class _Recorder:
         self.threshold = threshold
         self.bound = {k: np.zeros((M, K), dtype=bool) for k in merging.PAIRWISE}
         self.spread = np.zeros((M, K))
+        self.offset = np.zeros((M, n, K))
 
     def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
                 shift=0.0):
@@ -299,6 +306,7 @@ class _Recorder:
         self(k, members, theta, rad + shift, speed)
         if merged is not None:
             flags, self.spread[members, k] = merged.bounds(members, theta)
+            self.offset[members, :, k] = merged.offset[members]
             for name, flag in flags.items():
                 self.bound[name][members, k] = flag
 
@@ -528,11 +536,18 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     cluster_threshold : float
         Cosine in ``[0, 1]`` at or above which two tokens are linked in ``clusters``.
     merge : float, optional
-        Continuous dynamics: tokens within this distance (direction, and
-        relative norm) of each other become one weighted token
+        Continuous dynamics: the distance ``delta`` (direction, and relative
+        norm) within which tokens may become one weighted token
         (:mod:`symdyn.merging`), in ``[0, 1e-6]`` (float32: ``[0, 1e-4]``);
-        0 never merges. Default ``100 rtol`` within that range: closer than
-        the integration resolves them.
+        0 never merges. Default ``100 rtol`` within that range. A group merges
+        only where this changes every distance from which ``gamma``,
+        ``epsilon``, ``min_cosine``, ``linked`` and ``clusters`` are made by
+        less than ``delta`` relative (sub-clusters much tighter than their
+        distance to the other tokens; never a configuration contracting as a
+        whole at the pace of ``t``, as Pre-LN does), or where all tokens left
+        are closer than the state resolves (a few roundings) or contract at
+        least 1e3 times faster than the clock (Post-LN after its last clusters
+        met); a value is then only a bound, and ``Simulation.bound`` says so.
     clock : {"t", "log"}
         ``"log"`` (continuous dynamics of the radial schemes, tied weights):
         integrate in :math:`\\tau = \\log(1 + t)` with :math:`\\log r - \\tau`
@@ -643,7 +658,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
                       out(rec.clusters), out(rec.linked),
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
                       threshold, steps, nfev, msg, merged, clock, stiff_steps,
-                      {k: out(v) for k, v in rec.bound.items()}, out(rec.spread))
+                      {k: out(v) for k, v in rec.bound.items()}, out(rec.spread),
+                      out(rec.offset))
 
 
 # --------------------------------------------------------------------------
@@ -674,8 +690,20 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
         return y[:, :nd].reshape(-1, n, d), y[:, nd:]
 
     merged = merging.Coalescence(M, n, merge, log_norm=log, threshold=rec.threshold)
+    clock = np.zeros(M)             # each member's latest time (tau: log clock)
 
-    def rhs(tm, y, phase, bk, mk):
+    def pace(m, th, rr):
+        """Member m's direction field at its latest time, and the clock's scale
+        (t; the log clock: 1, tau being log t already)."""
+        tm = clock[m:m + 1]
+        v, _ = field.grouped(tm, th[None], rr[None], beta[m:m + 1], field.phase_at(tm),
+                             mass=merged.mass[m:m + 1])
+        return v[0].copy(), 1.0 if log else float(tm[0])
+
+    merged.pace = pace
+
+    def rhs(tm, y, phase, bk, mk, member):
+        clock[member] = tm
         th, rr = unpack(y)
         dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk)
         out = np.empty_like(y)
@@ -703,13 +731,14 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
 
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
     with np.errstate(all="ignore"):
-        sol = integrate(rhs, times, y0, (beta, merged.mass), rtol=rtol, atol=atol,
+        sol = integrate(rhs, times, y0, (beta, merged.mass, np.arange(M)), rtol=rtol,
+                        atol=atol,
                         breakpoints=bps, project=project, record=record,
                         refresh=refresh if merge else None, stiff=method == "auto")
     if not sol.success:     # a law the field refused is the likely cause
         raise ArithmeticError(f"simulate: {field.fault or sol.message}")
-    return (int(sol.nsteps.sum()), sol.nfev, sol.message, merged.merges,
-            int(sol.stiff_steps.sum()))
+    return (int(sol.nsteps.sum()), sol.nfev + merged.evaluations, sol.message,
+            merged.merges, int(sol.stiff_steps.sum()))
 
 
 # --------------------------------------------------------------------------

@@ -119,3 +119,250 @@ def test_velocity_test_sees_the_subtracted_form():
     v = A[0, 0] - (A[0, 0] @ theta[0, 0]) * theta[0, 0]
     exact = _exact_velocity(theta, mass, beta)
     assert np.linalg.norm(v - exact) > 1e-9 * np.linalg.norm(exact)
+
+
+# --------------------------------------------------------------------------
+# merging never falsifies a reported value (issue 24): against merge=0
+# --------------------------------------------------------------------------
+
+RADIAL = [s for s in sd.schemes() if not sd.scheme(s).on_sphere]
+ON_SPHERE = [s for s in sd.schemes() if sd.scheme(s).on_sphere]
+LONG = [1e8, 1e9, 1e10, 1e11, 1e12]
+DELTA = merging.PER_RTOL * 1e-10            # the default merge distance
+
+
+def _violations(merged, plain, beta, delta=DELTA):
+    """Where ``merged`` disagrees with the unmerged run beyond the stated
+    tolerance (merging's module docstring), per observable. A value flagged in
+    ``merged.bound`` is checked against its interval instead.
+
+    Exact values: ``epsilon`` to ``eta`` relative (``eta = 2 delta + delta^2``,
+    every distance to ``delta``) plus ``2 d eps^2`` (the rounding of unit
+    vectors, all an unmerged collapsed cluster reports), ``gamma`` and
+    ``min_cosine`` to ``eta (1 - c) + f`` (``f``: the Gram matrix's rounding), ``linked`` and
+    ``clusters`` equal, ``r`` to ``delta`` relative, ``speed`` within the
+    range of the unmerged speeds of the token's group (the tokens that report
+    the same state; the unmerged run's own noise inside a cluster), widened by
+    ``4 (1 + beta)`` (an estimate of the field's Lipschitz constant on the
+    sphere, identity weights) times the largest offset (at most ``delta``).
+    Bounds: the unmerged ``epsilon`` at most ``epsilon + spread``, ``gamma``
+    at least ``gamma - spread``, ``min_cosine`` within ``2 D m + 2 m^2`` (``m``
+    the largest offset, ``D <= 2``)."""
+    eta = 2 * delta + delta**2
+    d, ulp = plain.X.shape[-1], np.finfo(float).eps
+    f, f_eps = 4 * d * ulp, 2 * d * ulp**2
+    b, m = merged.bound, merged.offset.max(axis=-2)
+    eps, spread = merged.epsilon, merged.spread
+    exact = {
+        "epsilon": np.abs(eps - plain.epsilon) <= eta * plain.epsilon + f_eps,
+        "gamma": np.abs(merged.gamma - plain.gamma) <= eta * (1 - plain.gamma) + f,
+        "min_cosine": (np.abs(merged.min_cosine - plain.min_cosine)
+                       <= eta * (1 - plain.min_cosine) + f),
+        "linked": merged.linked == plain.linked,
+        "clusters": merged.clusters == plain.clusters,
+    }
+    within = {
+        "epsilon": plain.epsilon <= (eps + spread) * (1 + eta) + f_eps,
+        "gamma": plain.gamma >= merged.gamma - spread - f,
+        "min_cosine": (np.abs(merged.min_cosine - plain.min_cosine)
+                       <= 4 * m + 2 * m**2 + eta * (1 - plain.min_cosine) + f),
+        "linked": True, "clusters": True,
+    }
+    bad = {k: ~np.where(b[k], within[k], exact[k]) for k in merging.PAIRWISE}
+    bad["r"] = np.abs(merged.r - plain.r) > delta * plain.r
+    bad["speed"] = ~_speed_within(merged, plain, 4 * (1 + beta) * np.minimum(m, delta))
+    return {k: int(v.sum()) for k, v in bad.items() if v.any()}
+
+
+def _speed_within(merged, plain, widen):
+    """Each merged token's speed within its group's unmerged speeds +- ``widen``."""
+    K, n = merged.t.size, merged.speed.shape[-2]
+    X = merged.X.reshape(-1, K, n, merged.X.shape[-1])
+    ms, ps = merged.speed.reshape(-1, n, K), plain.speed.reshape(-1, n, K)
+    widen = np.broadcast_to(widen, merged.spread.shape).reshape(-1, K)
+    ok = np.zeros(ms.shape, dtype=bool)
+    for b, k, j in np.ndindex(ms.shape[0], K, n):
+        group = np.all(X[b, k] == X[b, k, j], axis=-1)
+        lo, hi = ps[b, group, k].min(), ps[b, group, k].max()
+        ok[b, j, k] = lo - widen[b, k] <= ms[b, j, k] <= hi + widen[b, k]
+    return ok.reshape(merged.speed.shape)
+
+
+_cache = {}
+
+
+def _pair(scheme, X0, beta, t, clock="t", **kw):
+    """(merged, by default with the default distance; unmerged) runs, the
+    latter cached."""
+    merge = kw.pop("merge", None)
+    key = (scheme, X0.tobytes(), beta, tuple(t), clock, tuple(sorted(kw.items())))
+    kw.update(beta=beta, t=t, clock=clock, save_x=True)
+    if key not in _cache:
+        _cache[key] = sd.simulate(scheme, X0, merge=0.0, **kw)
+    return sd.simulate(scheme, X0, merge=merge, **kw), _cache[key]
+
+
+def _uniform():
+    return sd.init.sphere(8, 16, seed=0)        # the issue's Pre-LN start
+
+
+def test_radial_and_spherical_schemes_are_the_ones_named():
+    assert RADIAL == ["pre-ln", "mix-ln", "peri-ln"]
+    assert ON_SPHERE == ["post-ln", "ngpt", "sqrt-scaling"]
+
+
+@pytest.mark.parametrize("clock", ["t", "log"])
+@pytest.mark.parametrize("scheme", RADIAL)
+def test_a_collapse_the_integration_resolves_is_not_merged(scheme, clock):
+    # the whole configuration contracts like 1/t: no group is ever small against
+    # the rest, so nothing merges and epsilon keeps following C/t^2 to 1e-24
+    t = np.log1p(LONG) if clock == "log" else LONG
+    merged, plain = _pair(scheme, _uniform(), 0.5, t, clock)
+    assert _violations(merged, plain, 0.5) == {}
+    assert merged.merged == 0 and not any(v.any() for v in merged.bound.values())
+    assert np.all(plain.epsilon[LONG.index(1e10)] > 1e-21)     # resolved, not rounding
+    if clock == "t":
+        eps_t2 = merged.epsilon * np.asarray(LONG) ** 2
+        assert np.ptp(eps_t2) < 1e-2 * eps_t2.mean()           # C/t^2, the theorem
+
+
+SPHERE_T = [1e2, 1e4, 1e6, 1e8, 1e10, 1e12]
+
+
+def _metastable(scheme="post-ln"):
+    """Three tokens in d = 2: two clusters past t = 1e4, a pair merged while the
+    third token is far (exact); Post-LN and nGPT then collapse and merge below
+    the state's resolution (a bound), sqrt-scaling keeps two clusters to 1e12.
+    The unmerged runs take 5,000 to 9,000 evaluations."""
+    return sd.init.sphere(3, 2, seed=0 if scheme == "sqrt-scaling" else 2)
+
+
+@pytest.mark.parametrize("scheme", ON_SPHERE)
+def test_metastable_clusters_merge_within_their_bounds(scheme):
+    merged, plain = _pair(scheme, _metastable(scheme), 9.0, SPHERE_T)
+    assert _violations(merged, plain, 9.0) == {}
+    assert merged.nfev < plain.nfev
+    # both kinds of merge happened: exact ones, and (Post-LN, nGPT) a bound
+    carried = merged.offset.max(axis=-2) > 0
+    assert (carried & ~merged.bound["epsilon"]).any()
+    assert merged.bound["epsilon"].any() == (scheme != "sqrt-scaling")
+
+
+def _old_rule(monkeypatch, flags):
+    """The behaviour issue 24 found: every group within delta merges; with
+    ``flags=False`` nothing is reported as a bound either."""
+    monkeypatch.setattr(merging.Coalescence, "_exact", lambda self, *a: True)
+    monkeypatch.setattr(merging.Coalescence, "_fast", lambda self, *a: True)
+    if not flags:
+        def none(self, members, theta):
+            m = len(members)
+            return {k: np.zeros(m, dtype=bool) for k in merging.PAIRWISE}, np.zeros(m)
+        monkeypatch.setattr(merging.Coalescence, "bounds", none)
+
+
+def _case(scheme):
+    """The issue's Pre-LN collapse; Post-LN clusters forming (n = 12, beta = 4,
+    to t = 200 at rtol = 1e-12, where the unmerged run resolves them), with
+    its merge distance."""
+    if scheme == "pre-ln":
+        return (_uniform(), 0.5, LONG), {}, DELTA
+    X0 = sd.init.sphere(12, 3, batch=2, seed=3)
+    return (X0, 4.0, [5.0, 20.0, 60.0, 200.0]), dict(rtol=1e-12, atol=1e-14), 1e-10
+
+
+@pytest.mark.parametrize("scheme", ["pre-ln", "post-ln"])
+def test_the_comparison_sees_the_old_rule(scheme, monkeypatch):
+    args, kw, delta = _case(scheme)
+    merged, plain = _pair(scheme, *args, **kw)
+    assert _violations(merged, plain, args[1], delta) == {}        # the new rule
+    _old_rule(monkeypatch, flags=False)
+    for merge in (None, 1e-6):       # the old rule, at the default and a large distance
+        old, _ = _pair(scheme, *args, merge=merge, **kw)
+        assert old.merged > 0
+        assert "epsilon" in _violations(old, plain, args[1], delta)
+    if scheme == "pre-ln":       # the issue's numbers: rounding instead of 1.25e-20
+        k = LONG.index(1e10)
+        assert old.epsilon[k] < 1e-30 < 1e-21 < plain.epsilon[k]
+
+
+@pytest.mark.parametrize("scheme", ["pre-ln", "post-ln"])
+def test_the_old_rule_is_flagged_as_a_bound(scheme, monkeypatch):
+    args, kw, delta = _case(scheme)
+    _old_rule(monkeypatch, flags=True)
+    merged, plain = _pair(scheme, *args, **kw)
+    assert merged.merged > 0 and merged.bound["epsilon"].any()
+    assert _violations(merged, plain, args[1], delta) == {}    # every change flagged
+
+
+def test_a_larger_merge_distance_changes_values_by_that_distance():
+    # merge=1e-6 is a choice of 1e-6 relative: outside the default's tolerance,
+    # within its own
+    args, kw, delta = _case("post-ln")
+    merged, plain = _pair("post-ln", *args, merge=1e-6, **kw)
+    assert _violations(merged, plain, 4.0, delta) != {}
+    assert _violations(merged, plain, 4.0, 1e-6) == {}
+
+
+def test_bounds_of_a_merged_pair_far_from_the_rest():
+    theta = np.array([[[1.0, 0, 0], [1.0, 0, 0], [-0.6, 0.8, 0]]])
+    tight = np.array([[1e-10, 1e-10, 0.0]])
+    flags, spread = merging.bounds(theta, tight, 0.999, 1e-8)
+    assert not any(f[0] for f in flags.values()) and spread[0] == pytest.approx(1e-20)
+    # the same offsets in a configuration of that size: every value a bound
+    small = np.array([[[1.0, 0, 0], [1.0, 0, 0], [1.0, 1e-10, 0]]])
+    small /= np.linalg.norm(small, axis=-1, keepdims=True)
+    flags, _ = merging.bounds(small, tight, 0.999, 1e-8)
+    assert flags["epsilon"][0] and not flags["linked"][0]
+    # a pair whose cosine is within the offsets of the threshold is undecided
+    flags, _ = merging.bounds(theta, np.array([[0.0, 0.0, 0.5]]), -0.6 + 1e-3, 1e-8)
+    assert flags["linked"][0] and flags["min_cosine"][0]
+
+
+def test_clusters_are_undecided_only_where_the_count_can_change():
+    # three tokens on a line, neighbours at the threshold distance: the middle
+    # token's offset decides whether both links exist
+    theta = np.array([[[1.0, 0.0], [np.cos(0.1), np.sin(0.1)], [np.cos(0.2), np.sin(0.2)]]])
+    threshold = np.cos(0.1)
+    off = np.array([[0.0, 1e-9, 0.0]])
+    flags, _ = merging.bounds(theta, off, threshold, 1e-12)
+    assert flags["linked"][0] and flags["clusters"][0]
+    # with a third link always present (a close fourth token), the count is fixed
+    theta4 = np.concatenate([theta, [[[np.cos(0.05), np.sin(0.05)]]]], axis=1)
+    flags, _ = merging.bounds(theta4, np.array([[0.0, 0.0, 0.0, 0.0]]), threshold, 1e-12)
+    assert not flags["linked"][0]
+
+
+def _pace(rate, scale):
+    """A field contracting every token towards the centre at ``rate``."""
+    def pace(m, theta, rad):
+        return -rate * (theta - theta.mean(axis=0)), scale
+    return pace
+
+
+@pytest.mark.parametrize("rate, scale, merges", [(1e-6, 1e6, False),   # Pre-LN: 1/t
+                                                 (1.0, 1e6, True),      # Post-LN
+                                                 (2e-3, 1e6, True), (5e-4, 1e6, False)])
+def test_a_whole_configuration_merges_only_when_it_contracts_faster_than_the_clock(
+        rate, scale, merges):
+    theta = np.array([[[1.0, 0, 0], [1.0, 1e-9, 0], [1.0, 0, 2e-9]]])
+    theta /= np.linalg.norm(theta, axis=-1, keepdims=True)
+    c = merging.Coalescence(1, 3, 1e-8)
+    c.pace = _pace(rate, scale)
+    assert c.merge(np.array([0]), theta, np.ones((1, 3))).tolist() == [merges]
+    assert c.evaluations == 1
+    c.pace = None               # without a field: only below the state's resolution
+    assert not merging.Coalescence(1, 3, 1e-8).merge(np.array([0]), theta.copy(),
+                                                      np.ones((1, 3))).any()
+
+
+def test_a_fast_final_collapse_merges_as_a_bound(monkeypatch):
+    # float32 has no stiff method: the last cluster hovers at the integration's
+    # noise (~rtol), above the state's resolution; merged there, flagged
+    X0 = sd.init.sphere(6, 4, seed=0)
+    kw = dict(beta=9.0, t=[500.0, 5e3], dtype=np.float32)
+    fast = sd.simulate("post-ln", X0, **kw)
+    assert fast.clusters.tolist() == [3, 1] and fast.bound["epsilon"].tolist() == [False, True]
+    assert 0 < fast.spread[-1] and fast.epsilon[-1] + fast.spread[-1] < 1e-8   # a bound
+    monkeypatch.setattr(merging.Coalescence, "_fast", lambda self, *a: False)
+    slow = sd.simulate("post-ln", X0, **kw)
+    assert fast.nfev < 2_000 < 4_000 < slow.nfev       # measured: 1,198 and 5,180
