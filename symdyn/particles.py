@@ -666,10 +666,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
 # continuous dynamics
 # --------------------------------------------------------------------------
 
-def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log,
-                method):
-    M, n, d = theta.shape
-    T = times[-1]
+def _continuous_field(s, w, attention, T, log, dtype):
+    """The field of a continuous run to ``T`` and its breakpoints (untied
+    weights: a new draw every unit of time)."""
     period = None
     unit_bps = []
     if not w.tied:
@@ -681,8 +680,26 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
     bps = sorted(set(s.breakpoints) | set(unit_bps))
     if log:
         bps = sorted(log_clock.breakpoints(s))
+    return _Field(s, w, attention, bps, period, log, dtype), bps
+
+
+def _pace(field, merged, beta, clock, log):
+    """``merged.pace``: member m's direction field at its latest time ``clock[m]``,
+    and the clock's scale (t; the log clock: 1, tau being log t already)."""
+    def pace(m, th, rr):
+        tm = clock[m:m + 1]
+        v, _ = field.grouped(tm, th[None], rr[None], beta[m:m + 1], field.phase_at(tm),
+                             mass=merged.mass[m:m + 1])
+        return v[0].copy(), 1.0 if log else float(tm[0])
+    return pace
+
+
+def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log,
+                method):
+    M, n, d = theta.shape
+    field, bps = _continuous_field(s, w, attention, times[-1], log, theta.dtype)
+    if log:
         rad = np.log(rad)           # u = log r - tau at tau = 0
-    field = _Field(s, w, attention, bps, period, log, theta.dtype)
     on_sphere = s.on_sphere
     nd = n * d
 
@@ -691,16 +708,7 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
 
     merged = merging.Coalescence(M, n, merge, log_norm=log, threshold=rec.threshold)
     clock = np.zeros(M)             # each member's latest time (tau: log clock)
-
-    def pace(m, th, rr):
-        """Member m's direction field at its latest time, and the clock's scale
-        (t; the log clock: 1, tau being log t already)."""
-        tm = clock[m:m + 1]
-        v, _ = field.grouped(tm, th[None], rr[None], beta[m:m + 1], field.phase_at(tm),
-                             mass=merged.mass[m:m + 1])
-        return v[0].copy(), 1.0 if log else float(tm[0])
-
-    merged.pace = pace
+    merged.pace = _pace(field, merged, beta, clock, log)
 
     def rhs(tm, y, phase, bk, mk, member):
         clock[member] = tm
