@@ -740,8 +740,7 @@ def _continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
     with np.errstate(all="ignore"):
         sol = integrate(rhs, times, y0, (beta, merged.mass, np.arange(M)), rtol=rtol,
-                        atol=atol,
-                        breakpoints=bps, project=project, record=record,
+                        atol=atol, breakpoints=bps, project=project, record=record,
                         refresh=refresh if merge else None, stiff=method == "auto")
     if not sol.success:     # a law the field refused is the likely cause
         raise ArithmeticError(f"simulate: {field.fault or sol.message}")
