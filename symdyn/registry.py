@@ -656,6 +656,9 @@ def _law_of_t(s: Scheme, name: str):
     f = lambdify(t, law, name)
 
     def value(tk):
+        real = (int, float, np.integer, np.floating)
+        if isinstance(tk, (bool, np.bool_)) or not isinstance(tk, real) or not np.isfinite(tk):
+            raise ValueError(f"t: a law of t takes one finite real time, not {shown(tk)}")
         with np.errstate(all="ignore"):
             v = float(f(np.float64(tk)))        # numpy division: 1/0 = inf, not an error
         if name == "speed" and not v > 0:       # +inf: velocity 0

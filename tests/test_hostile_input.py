@@ -611,3 +611,12 @@ def test_messages_stay_short_whatever_the_input(value):
         with pytest.raises(ValueError) as info:
             call(value)
         assert len(str(info.value)) <= 300 and "\n" not in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("bad", [1j, None, "3", np.array([1.0, 2.0]), float("nan"), True])
+def test_law_of_t_refuses_a_time_that_is_not_one_real_number(bad):
+    # Found by benchmarks/fuzz.py: a complex or None time was a TypeError deep in numpy.
+    law = sd.scheme("ngpt", alpha="1 + t").law_of_t("alpha")
+    assert law(2.0) == 3.0                    # control: a real time is a value
+    with pytest.raises(ValueError, match="^t: "):
+        law(bad)
