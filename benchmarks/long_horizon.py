@@ -41,9 +41,9 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 import symdyn as sd
-import symdyn.solver as solver
-from symdyn.compile import stable_system
-from symdyn.phase_diagram import equiangular_time
+import symdyn.reduced.solver as solver
+from symdyn.reduced.compile import stable_system
+from symdyn.studies.phase_diagram import equiangular_time
 
 
 def timed(f):
@@ -148,8 +148,11 @@ def part_d(then=None):
 
 def _time_in(tree, scheme):
     """Best of 3 of equiangular_time for 10 betas, run from another checkout."""
-    code = ("import sys, time, numpy as np; sys.path.insert(0, sys.argv[1]); "
-            "from symdyn.phase_diagram import equiangular_time as f; b = np.linspace(0.5, 9, 10)\n"
+    code = ("import sys, time, numpy as np; sys.path.insert(0, sys.argv[1])\n"
+            "try:\n    from symdyn.studies.phase_diagram import equiangular_time as f\n"
+            "except ImportError:   # a checkout from before the subpackages\n"
+            "    from symdyn.phase_diagram import equiangular_time as f\n"
+            "b = np.linspace(0.5, 9, 10)\n"
             "ts = []\nfor _ in range(3):\n    t0 = time.perf_counter(); f(sys.argv[2], 32, b)"
             "; ts.append(time.perf_counter() - t0)\nprint(min(ts))")
     run = subprocess.run([sys.executable, "-c", code, tree, scheme], capture_output=True,
@@ -188,7 +191,7 @@ def part_e():
 
 
 def part_f(quick):
-    from symdyn.particles import _Field
+    from symdyn.particles.simulation import _Field
 
     m, n, d = 8, 256, 512
     X = sd.init.sphere(n, d, batch=m, seed=0)

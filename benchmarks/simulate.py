@@ -20,8 +20,8 @@ import tracemalloc
 import numpy as np
 
 import symdyn as sd
-from symdyn.attention import attention
-from symdyn.particles import _Field
+from symdyn.particles.attention import attention
+from symdyn.particles.simulation import _Field
 
 
 def loop_post_ln(X, beta, h, layers):

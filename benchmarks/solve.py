@@ -19,7 +19,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import symdyn as sd
-from symdyn.solver import _u_atol
+from symdyn.reduced.solver import _u_atol
 
 T_END, RTOL, ATOL = 20.0, 1e-11, 1e-12
 

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 import symdyn as sd
-import symdyn.sweeps as sweep_module
+import symdyn.studies.sweeps as sweep_module
 
 GRID = {"scheme": ["post-ln", "sqrt-scaling"], "n": 32, "d": [16, 64],
         "beta": [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]}

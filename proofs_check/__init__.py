@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from symdyn.formatting import markdown_table
+from symdyn.output.formatting import markdown_table
 
 from . import (
     clustering,

@@ -15,7 +15,7 @@ import os
 import sys
 import traceback
 
-from symdyn.checks import writable_path
+from symdyn.base.checks import writable_path
 
 from . import CHECKS, run, table
 

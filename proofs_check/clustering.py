@@ -5,14 +5,14 @@ schemes that stay on it (post-ln, ngpt, sqrt-scaling:
 ``Scheme.on_sphere``), standard Gaussian starts (norms near sqrt(d)) for the
 radial ones (pre-ln, mix-ln, peri-ln). A run has clustered at the first
 output time its minimum pairwise cosine reaches the threshold
-(``symdyn.curves.first_reach``); the grid includes d < n and d = 2. Method
+(``symdyn.studies.curves.first_reach``); the grid includes d < n and d = 2. Method
 "particles" runs ``sd.simulate`` continuously up to a horizon set by the
 scheme's terminal law: t = 1e4 (exponential), t = 1e7 (stretched: directions
 slowed by sqrt(1 + t)); the radial schemes, whose directions move at speed
-1/r ~ 1/t, run in the log clock ``tau = log(1 + t)`` (``symdyn.log_clock``)
+1/r ~ 1/t, run in the log clock ``tau = log(1 + t)`` (``symdyn.model.log_clock``)
 to ``tau = 1e4``, i.e. t = e^10000, far beyond any float: clustering
 "times" of these rows are values of tau. Coincident tokens merge
-(``symdyn.merging``), so metastable states cost what their slow motion
+(``symdyn.particles.merging``), so metastable states cost what their slow motion
 needs. A grid point runs to 1/100 of its horizon, then 1/10, then all of
 it, stopping at the first stage where every seed has clustered. A run still
 in several clusters at its horizon is a FAIL with its evidence, not a
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 import symdyn as sd
-from symdyn.curves import first_reach
+from symdyn.studies.curves import first_reach
 
 from .result import Result
 

@@ -15,7 +15,7 @@ import numpy as np
 import sympy as sp
 
 import symdyn as sd
-from symdyn.symbols import t
+from symdyn.model.symbols import t
 
 from .result import Result
 

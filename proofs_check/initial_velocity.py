@@ -21,8 +21,8 @@ import numpy as np
 import sympy as sp
 
 import symdyn as sd
-from symdyn.symbols import beta as BETA
-from symdyn.symbols import n as N
+from symdyn.model.symbols import beta as BETA
+from symdyn.model.symbols import n as N
 
 from .result import Result
 

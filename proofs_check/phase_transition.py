@@ -13,8 +13,8 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from symdyn.equiangular import one_layer_cosine
-from symdyn.symbols import beta, gamma, n
+from symdyn.model.symbols import beta, gamma, n
+from symdyn.reduced.equiangular import one_layer_cosine
 
 from .result import Result
 

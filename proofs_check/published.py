@@ -12,7 +12,7 @@ import numpy as np
 import sympy as sp
 
 import symdyn as sd
-from symdyn.symbols import beta, gamma, n, r, t
+from symdyn.model.symbols import beta, gamma, n, r, t
 
 from .result import Result
 

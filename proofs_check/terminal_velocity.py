@@ -23,9 +23,9 @@ import numpy as np
 import sympy as sp
 
 import symdyn as sd
-from symdyn.expressions import parse
-from symdyn.registry import NGPT_SCHEDULES
-from symdyn.symbols import C, t
+from symdyn.model.expressions import parse
+from symdyn.model.registry import NGPT_SCHEDULES
+from symdyn.model.symbols import C, t
 
 from .result import Result
 
@@ -65,7 +65,7 @@ LAW_WINDOWS = {"super-exponential": (3.0, 6.0), "exponential": (15.0, 30.0),
 
 def cases(quick=True):
     """(label, scheme, claimed epsilon, window) for every claim: the paper's,
-    nGPT's schedules (:data:`symdyn.registry.NGPT_SCHEDULES`), and, for every
+    nGPT's schedules (:data:`symdyn.model.registry.NGPT_SCHEDULES`), and, for every
     registered scheme the paper does not cover, the law ``sd.terminal``
     derives (its numbers are still checked against the solver)."""
     published = _published(quick)

@@ -7,10 +7,14 @@ Examples
 C*exp(-2*t)
 """
 
-__version__ = "0.1.0"
-
-from . import init, plot, symbols, weights
-from .asymptotics import (
+from ._moved import install as _install_moved
+from .base.version import __version__  # noqa: F401  (the package's version)
+from .model import symbols
+from .model.registry import Scheme, custom_scheme, scheme, schemes
+from .output import plot
+from .particles import init, weights
+from .particles.simulation import Simulation, simulate
+from .reduced.asymptotics import (
     LeadingOrder,
     Terminal,
     initial_token_speed,
@@ -18,15 +22,13 @@ from .asymptotics import (
     leading_order,
     terminal,
 )
-from .compile import StableSystem, stable_system
-from .equiangular import Reduction, reduce
-from .forward_sensitivity import Sensitivity, sensitivity
-from .inverse import Design, alpha_family, design
-from .particles import Simulation, simulate
-from .registry import Scheme, custom_scheme, scheme, schemes
-from .solver import Trajectory, solve
-from .summary import Derivation, derive, table
-from .sweeps import sweep
+from .reduced.compile import StableSystem, stable_system
+from .reduced.equiangular import Reduction, reduce
+from .reduced.forward_sensitivity import Sensitivity, sensitivity
+from .reduced.solver import Trajectory, solve
+from .reduced.summary import Derivation, derive, table
+from .studies.inverse import Design, alpha_family, design
+from .studies.sweeps import sweep
 
 __all__ = [
     "Derivation", "Design", "LeadingOrder", "Reduction", "Scheme", "Simulation", "StableSystem",
@@ -36,3 +38,15 @@ __all__ = [
     "simulate", "solve", "table",
     "stable_system", "sweep", "symbols", "terminal", "weights",
 ]
+
+
+_install_moved()
+
+
+def __getattr__(name: str):
+    """``from symdyn import registry`` (symdyn 0.1's flat modules): the moved module, warned."""
+    from ._moved import MOVED, target
+    if name in MOVED:
+        module = globals()[name] = target(name)    # warned once
+        return module
+    raise AttributeError(f"module 'symdyn' has no attribute {name!r}")

@@ -1,4 +1,7 @@
-"""``python -m symdyn``: the command line (:mod:`symdyn.cli`)."""
+"""``python -m symdyn``: the command line (:mod:`symdyn.cli`).
+
+Layer 5, the top (entry points).
+"""
 
 import sys
 

@@ -4,6 +4,8 @@ Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``simulate SCHEME``,
 ``verify``, ``figures``, ``phase-diagram``, ``report``; ``--version``. Also
 ``python -m symdyn``. Every error is one line on stderr; the exit status
 says which kind (:data:`EXIT_CODES`).
+
+Layer 5, the top (entry points).
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ from pathlib import Path
 import mpmath
 import numpy as np
 
-from . import __version__
-from .checks import ATTENTIONS, finite_array, integer, shown, writable_path
-from .figures import write_figures, write_phase_diagrams
-from .registry import custom_scheme, scheme, schemes
-from .report import build as build_report
-from .report import distance_table
-from .solver import solve
-from .summary import FORMATS, derive
+from .base.checks import ATTENTIONS, finite_array, integer, shown, writable_path
+from .base.version import __version__
+from .model.registry import custom_scheme, scheme, schemes
+from .output.figures import write_figures, write_phase_diagrams
+from .output.report import build as build_report
+from .output.report import distance_table
+from .reduced.solver import solve
+from .reduced.summary import FORMATS, derive
 
 #: The exit status of ``symdyn`` (and of ``python -m symdyn.proofs_check``).
 EXIT_CODES = """\
@@ -239,8 +241,8 @@ def _solve(args) -> str:
 
 
 def _simulate(args) -> str:
-    from . import init, weights
-    from .particles import simulate
+    from .particles import init, weights
+    from .particles.simulation import simulate
 
     times = _times(args)
     n, d, seeds = (integer(getattr(args, k), f"--{k}", low)
@@ -257,7 +259,7 @@ def _simulate(args) -> str:
                    attention=args.attention, clock=args.clock,
                    dtype=np.dtype(args.precision).type, method=args.method)
     if args.plot:
-        from .plot import save, simulation
+        from .output.plot import save, simulation
 
         save(simulation(sim, scheme=s).figure, args.plot)
     cols = ("t" if args.clock == "t" else "tau", "gamma_mean", "gamma_min", "gamma_max",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from symdyn.symbols import A_norm, a, beta, n, r, t
+from symdyn.model.symbols import A_norm, a, beta, n, r, t
 
 
 def equiangular(n_tokens: int, gamma0: float) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""One arithmetic (symdyn.arithmetic): a member alone equals the batch on any CPU.
+"""One arithmetic (symdyn.base.arithmetic): a member alone equals the batch on any CPU.
 
 numpy's AVX-512 kernels round ``exp`` and ``power`` differently from libm, so
 a path that calls ``math.exp`` or a Python float's ``**`` in one place and
@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symdyn as sd
-import symdyn.scalar as scalar
-from symdyn import compile as compiled
-from symdyn import registry
+import symdyn.ode.scalar as scalar
+from symdyn.model import registry
+from symdyn.reduced import compile as compiled
 
 
 def _one_ulp_up(ufunc):

@@ -7,7 +7,7 @@ from direct import equiangular, mean_cosine, rk4_step
 from scipy.integrate import solve_ivp
 
 import symdyn as sd
-from symdyn.symbols import C, beta, gamma, n, r, t
+from symdyn.model.symbols import C, beta, gamma, n, r, t
 
 # --- initial velocity: closed forms vs central differences of the field ----
 

@@ -65,7 +65,7 @@ def test_verify_runs_proofs_check(tmp_path):
 
 def test_report_sections_carry_the_verdicts(tmp_path):
     from symdyn import proofs_check
-    from symdyn.report import write_report
+    from symdyn.output.report import write_report
 
     results = proofs_check.run(quick=True, only=["published"])
     path = write_report(tmp_path, sections=[("Verdicts", proofs_check.markdown(results))])
@@ -200,7 +200,7 @@ def test_simulate_log_clock_and_float32(capsys):
 
 
 def test_figures_with_custom_schemes(tmp_path, capsys, monkeypatch):
-    import symdyn.figures as F
+    import symdyn.output.figures as F
 
     small = F.figure4_data
 
@@ -277,7 +277,7 @@ def test_report_into_a_read_only_folder_is_refused_before_the_work(tmp_path, mon
 def test_report_that_cannot_write_mid_run_says_what_and_where(tmp_path, monkeypatch, capsys):
     from test_sweep_safety import refuse_writes
 
-    import symdyn.report as report
+    import symdyn.output.report as report
 
     monkeypatch.setattr(report, "schemes", lambda: ["post-ln"])   # one derivation: quick
     refuse_writes(monkeypatch, tmp_path, errno.EROFS, names="README.md")
@@ -328,7 +328,7 @@ def test_phase_diagram_on_a_wrong_scheduler_exits_2_in_seconds(tmp_path, capsys,
 def test_report_build_checks_its_readme_before_the_sections(tmp_path, monkeypatch):
     from test_sweep_safety import refuse_writes
 
-    import symdyn.report as report
+    import symdyn.output.report as report
 
     monkeypatch.setattr(report, "write_figures", lambda *a, **k: pytest.fail("work started"))
     (tmp_path / "README.md").write_text("an earlier report")

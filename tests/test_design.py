@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-from symdyn.inverse import ALPHA_FAMILIES, compare, evaluate
+from symdyn.studies.inverse import ALPHA_FAMILIES, compare, evaluate
 
 PROBLEM = dict(depth=4.0, n=32, beta=1.0, gamma0=0.0)
 

@@ -5,8 +5,8 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.display import latex
-from symdyn.symbols import beta, gamma, n
+from symdyn.model.display import latex
+from symdyn.model.symbols import beta, gamma, n
 
 
 def balanced(text):
@@ -89,7 +89,7 @@ def test_table_of_schemes_against_the_derivations():
 
 
 def test_sparkline_of_a_flat_or_short_curve():
-    from symdyn.display import sparkline
+    from symdyn.model.display import sparkline
 
     assert sparkline([0.0], [1.0]) == ""
     assert "polyline" in sparkline(np.arange(3.0), np.ones(3))

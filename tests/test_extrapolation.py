@@ -1,9 +1,9 @@
-"""symdyn.extrapolation: Gragg-Bulirsch-Stoer in mpmath, against closed forms."""
+"""symdyn.ode.extrapolation: Gragg-Bulirsch-Stoer in mpmath, against closed forms."""
 
 import mpmath
 import pytest
 
-from symdyn.extrapolation import integrate_mp
+from symdyn.ode.extrapolation import integrate_mp
 
 
 def _rotation(t, y, phase):

@@ -3,7 +3,7 @@
 import numpy as np
 
 import symdyn as sd
-from symdyn.figures import (
+from symdyn.output.figures import (
     caption_checks,
     figure2_data,
     figure3_data,
@@ -53,7 +53,7 @@ def test_figure4_and_5_bands():
 
 
 def test_write_figures_makes_png_and_svg(tmp_path, monkeypatch):
-    import symdyn.figures as F
+    import symdyn.output.figures as F
 
     small = F.figure4_data
 

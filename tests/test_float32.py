@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-from symdyn import integrate as integ
+from symdyn.ode import integrate as integ
 
 
 def _pair(scheme="post-ln", **kw):

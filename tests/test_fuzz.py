@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import symdyn as sd
 from symdyn import cli
-from symdyn.expressions import LIMITS, parse
-from symdyn.symbols import SCHEME_SYMBOLS
+from symdyn.model.expressions import LIMITS, parse
+from symdyn.model.symbols import SCHEME_SYMBOLS
 
 
 def _encoded(code: str) -> str:

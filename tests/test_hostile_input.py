@@ -33,11 +33,13 @@ from hypothesis import strategies as st
 from sympy.utilities.lambdify import MODULES
 
 import symdyn as sd
-from symdyn import budget, cli, expressions, registry
-from symdyn.equiangular import one_layer_cosine
-from symdyn.expressions import CONSTANTS, FUNCTIONS, LIMITS, parse, substitute
-from symdyn.registry import Scheme
-from symdyn.symbols import ALL_SYMBOLS, A_norm, n, t
+from symdyn import cli
+from symdyn.base import budget
+from symdyn.model import expressions, registry
+from symdyn.model.expressions import CONSTANTS, FUNCTIONS, LIMITS, parse, substitute
+from symdyn.model.registry import Scheme
+from symdyn.model.symbols import ALL_SYMBOLS, A_norm, n, t
+from symdyn.reduced.equiangular import one_layer_cosine
 
 FAST = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -327,7 +329,7 @@ def test_at_is_bounded_and_exact(monkeypatch):
 def test_at_waits_for_simplify_only_within_the_bound(monkeypatch):
     # simplify made slow (one call of 1 s): .at answers within the bound; the
     # control without the bound waits for it.
-    from symdyn import equiangular
+    from symdyn.reduced import equiangular
     slow = {"left": 1}
 
     def simplify(e):
@@ -352,7 +354,7 @@ def test_large_exact_beta_without_the_late_substitution_is_slow(monkeypatch):
     # Negative control: derived with beta = 1000 inside, sympy's factoring
     # runs past a 1 s budget (so the quick answer above is the late
     # substitution's doing).
-    from symdyn import equiangular
+    from symdyn.reduced import equiangular
     monkeypatch.setattr(equiangular, "large_exact", lambda beta: False)
     monkeypatch.setitem(budget.SECONDS, "derivation", 1.0)
     with pytest.raises(ValueError, match="did not finish within 1 s"):

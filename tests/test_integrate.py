@@ -1,4 +1,4 @@
-"""symdyn.integrate: the batched DOP853 integrator, against scipy and closed forms."""
+"""symdyn.ode.integrate: the batched DOP853 integrator, against scipy and closed forms."""
 
 
 import numpy as np
@@ -8,9 +8,9 @@ from scipy.integrate._ivp import dop853_coefficients as scipy_table
 from scipy.special import exp1, expi
 
 import symdyn as sd
-import symdyn.solver as solve_module
-from symdyn import dop853
-from symdyn import integrate as integ
+import symdyn.reduced.solver as solve_module
+from symdyn.ode import dop853
+from symdyn.ode import integrate as integ
 
 # --------------------------------------------------------------------------
 # the coefficient table

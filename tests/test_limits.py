@@ -17,8 +17,12 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-from symdyn import checks, grid, inverse, law_limits, particles, solver
-from symdyn.inverse import evaluate
+from symdyn.base import checks
+from symdyn.model import law_limits
+from symdyn.particles import simulation as particles
+from symdyn.reduced import solver
+from symdyn.studies import grid, inverse
+from symdyn.studies.inverse import evaluate
 
 BOUND = 5.0                      # seconds: a refusal before work takes milliseconds
 EQUI = dict(n=8, beta=1.0, gamma0=0.0)
@@ -219,7 +223,8 @@ CHILD = textwrap.dedent("""
     import resource, sys
     import numpy as np
     import symdyn as sd
-    from symdyn import checks, solver
+    from symdyn.base import checks
+    from symdyn.reduced import solver
     with open("/proc/self/statm") as f:
         used = int(f.read().split()[0]) * resource.getpagesize()
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]

@@ -1,4 +1,4 @@
-"""The radial schemes in the log clock tau = log(1 + t) (symdyn.log_clock):
+"""The radial schemes in the log clock tau = log(1 + t) (symdyn.model.log_clock):
 derived laws, agreement with the t clock, and runs far beyond float times."""
 
 import numpy as np
@@ -6,9 +6,9 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn import log_clock
-from symdyn.log_clock import TAU, U
-from symdyn.symbols import A_norm, a
+from symdyn.model import log_clock
+from symdyn.model.log_clock import TAU, U
+from symdyn.model.symbols import A_norm, a
 
 
 def test_laws_are_the_chain_rule_with_exponentials_combined():

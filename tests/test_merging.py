@@ -1,12 +1,12 @@
-"""Coincident tokens as one weighted token (symdyn.merging): exact attention,
+"""Coincident tokens as one weighted token (symdyn.particles.merging): exact attention,
 observables unchanged beyond the stated threshold, and the cost it saves."""
 
 import numpy as np
 import pytest
 
 import symdyn as sd
-from symdyn import merging
-from symdyn.attention import attention
+from symdyn.particles import merging
+from symdyn.particles.attention import attention
 
 
 def _weights(d, heads, seed=0):
@@ -104,7 +104,7 @@ def _exact_velocity(theta, mass, beta):
 def test_far_clusters_move_with_full_relative_precision():
     # velocity ~1e-12: the token's own O(1) attention term is split off, not
     # subtracted after the fact (that left 1e-16 noise, 1e-4 relative)
-    from symdyn.particles import _Field
+    from symdyn.particles.simulation import _Field
     theta, mass, beta = _two_clusters()
     field = _Field(sd.scheme("post-ln"), sd.weights.identity(3), "softmax", (), None)
     v, _ = field(np.zeros(1), theta, np.ones((1, 2)), np.array([beta]), 0, mass=mass)

@@ -1,4 +1,4 @@
-"""Adding a built-in scheme is one entry in symdyn/registry.py's registry.
+"""Adding a built-in scheme is one entry in symdyn/model/registry.py's registry.
 
 The test registers "half-ln" (Post-LN at half speed: s = 2 on the sphere,
 layer x <- N(x + h A(x) / 2)) and follows it through the derivation, the
@@ -12,9 +12,9 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
+from symdyn.model.registry import _REGISTRY, LayerRule, Scheme, unit
+from symdyn.model.symbols import C, t
 from symdyn.proofs_check import clustering, general_starts, symmetric, terminal_velocity
-from symdyn.registry import _REGISTRY, LayerRule, Scheme, unit
-from symdyn.symbols import C, t
 
 
 def _half_ln_rule(s, x, h, tk, A, field):           # x <- N(x + h A(x) / 2)

@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.symbols import t
+from symdyn.model.symbols import t
 
 
 def damped():

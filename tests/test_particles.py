@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from test_reduction import schemes as scheme_strategy
 
 import symdyn as sd
-from symdyn.attention import attention
+from symdyn.particles.attention import attention
 
 # --- the witness agrees with the reduced ODE --------------------------------
 

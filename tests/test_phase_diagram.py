@@ -10,13 +10,13 @@ from test_cli import run as run_cli
 
 import symdyn as sd
 from symdyn.cli import main, parse_range
-from symdyn.curves import first_reach
-from symdyn.phase_diagram import (
+from symdyn.output.report import phase_section
+from symdyn.studies.curves import first_reach
+from symdyn.studies.phase_diagram import (
     diagrams,
     equiangular_time,
     phase_diagram,
 )
-from symdyn.report import phase_section
 
 
 def test_post_ln_at_beta_zero_matches_the_logistic_closed_form():

@@ -1,4 +1,4 @@
-"""symdyn.plot: data in, Axes/Figure out; one style per scheme; no backend change."""
+"""symdyn.output.plot: data in, Axes/Figure out; one style per scheme; no backend change."""
 
 import pathlib
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-from symdyn.plot import save, style, trajectory
+from symdyn.output.plot import save, style, trajectory
 
 matplotlib.use("Agg", force=True)      # the test process only: no display here
 

@@ -2,7 +2,7 @@
 
 import io
 
-from symdyn.progress import progress_bar
+from symdyn.studies.progress import progress_bar
 
 
 class Terminal(io.StringIO):

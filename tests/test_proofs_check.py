@@ -7,6 +7,7 @@ import sympy as sp
 
 import symdyn as sd
 import symdyn.proofs_check as proofs_check
+from symdyn.model.symbols import C, beta, gamma, n, t
 from symdyn.proofs_check import (
     clustering,
     general_starts,
@@ -18,7 +19,6 @@ from symdyn.proofs_check import (
 )
 from symdyn.proofs_check.__main__ import main as proofs_main
 from symdyn.proofs_check.result import Result
-from symdyn.symbols import C, beta, gamma, n, t
 
 
 @pytest.mark.parametrize("name", list(proofs_check.CHECKS))

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import symdyn as sd
-from symdyn.symbols import beta, gamma, n, r, t
+from symdyn.model.symbols import beta, gamma, n, r, t
 
 # --- published formulas (docs/model.md, section 4), as oracles ----------------------------
 

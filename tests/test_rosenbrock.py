@@ -1,4 +1,4 @@
-"""The Rosenbrock-W path (symdyn.rosenbrock) and the switch to it (integrate's
+"""The Rosenbrock-W path (symdyn.ode.rosenbrock) and the switch to it (integrate's
 ``stiff``): the tableau's order with exact and wrong Jacobians, stiff problems
 against their exact solutions, and the particle system against DOP853."""
 
@@ -10,8 +10,8 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
 import symdyn as sd
-from symdyn import rosenbrock
-from symdyn.integrate import integrate
+from symdyn.ode import rosenbrock
+from symdyn.ode.integrate import integrate
 
 
 def _f(t, y, *args):

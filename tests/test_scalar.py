@@ -1,4 +1,4 @@
-"""The scalar path (symdyn.scalar): one member in Python floats, the same
+"""The scalar path (symdyn.ode.scalar): one member in Python floats, the same
 method as the batched integrator; it agrees with it and with mpmath, and
 hands failures to the batched path."""
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-import symdyn.scalar as scalar
-import symdyn.solver as solve_module
-from symdyn import dop853
+import symdyn.ode.scalar as scalar
+import symdyn.reduced.solver as solve_module
+from symdyn.ode import dop853
 
 CASES = [(name, att) for name in sd.schemes() for att in ("softmax", "unnormalized")]
 
@@ -35,7 +35,7 @@ def _worst(name, att, seed=0):
 @pytest.mark.parametrize("name, att", CASES)
 def test_one_member_agrees_with_the_batched_path(name, att):
     # the same steps, the same sums in the same order, numpy's ufuncs on both
-    # (symdyn.arithmetic): equal bit for bit on every CPU (tests/test_arithmetic.py)
+    # (symdyn.base.arithmetic): equal bit for bit on every CPU (tests/test_arithmetic.py)
     assert _worst(name, att) == 0
 
 
@@ -73,8 +73,8 @@ def test_a_refused_law_is_reported_by_the_batched_path():
 def test_a_law_math_cannot_evaluate_goes_to_the_batched_path():
     import sympy as sp
 
-    from symdyn.registry import Scheme
-    from symdyn.symbols import A_norm, t
+    from symdyn.model.registry import Scheme
+    from symdyn.model.symbols import A_norm, t
     s = Scheme("signed", A_norm * (2 + sp.sign(sp.sin(t))), sp.Integer(0), sp.oo)
     one = sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=[3.0])
     two = sd.solve(s, n=[8, 9], beta=1.0, gamma0=0.0, t=[3.0])

@@ -2,7 +2,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.symbols import A_norm, a, r, t
+from symdyn.model.symbols import A_norm, a, r, t
 
 
 def test_registry_names():

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-import symdyn.solver as solver_module
-from symdyn import forward_sensitivity
+import symdyn.reduced.solver as solver_module
+from symdyn.reduced import forward_sensitivity
 
 T = [0.5, 2.0, 5.0]
 

@@ -9,9 +9,9 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.registry import Scheme
-from symdyn.symbols import A_norm as A_NORM
-from symdyn.symbols import t as T
+from symdyn.model.registry import Scheme
+from symdyn.model.symbols import A_norm as A_NORM
+from symdyn.model.symbols import t as T
 
 X0 = sd.init.equiangular(6, 6, 0.0, seed=1)
 

@@ -5,8 +5,8 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.registry import Scheme
-from symdyn.symbols import t
+from symdyn.model.registry import Scheme
+from symdyn.model.symbols import t
 
 BASE = dict(n=4, beta=1.0, gamma0=0.0, t=[1.0])
 

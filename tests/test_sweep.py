@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import symdyn as sd
-import symdyn.sweeps as sweep_module
+import symdyn.studies.sweeps as sweep_module
+from symdyn.base import version
 
 GRID = {"scheme": ["post-ln", "pre-ln"], "beta": [1.0, 4.0], "d": [4, 9], "n": 6}
 T = [0.0, 0.5, 3.0]
@@ -50,7 +51,7 @@ def test_solve_sweep_matches_solve():
     assert len(df) == 2 * 2 * 2 * 2 * 3
     for (scheme, n, beta, g0), part in df.groupby(["scheme", "n", "beta", "gamma0"]):
         tr = sd.solve(scheme, n=n, beta=beta, gamma0=g0, t=[0.0, 1.0, 8.0])
-        # a member's arithmetic does not depend on its batch (symdyn.arithmetic)
+        # a member's arithmetic does not depend on its batch (symdyn.base.arithmetic)
         np.testing.assert_array_equal(part.gamma, tr.gamma)
         np.testing.assert_array_equal(part.log_epsilon, tr.log_epsilon)
 
@@ -114,7 +115,7 @@ def test_dask_worker_killed_mid_sweep(reference, dask_client):
 
 
 def test_local_worker_killed_mid_sweep(reference, monkeypatch):
-    from symdyn.executors import Local
+    from symdyn.studies.executors import Local
 
     pools = []
     build = Local._pool
@@ -174,7 +175,7 @@ def test_interrupted_sweep_resumes_without_recomputing(reference, tmp_path, monk
     pd.testing.assert_frame_equal(again, reference)
 
     # negative control: another version of symdyn shares no cached task
-    monkeypatch.setattr(sd, "__version__", "0.0.0-other")
+    monkeypatch.setattr(version, "__version__", "0.0.0-other")
     sd.sweep(GRID, T, seeds=3, executor="serial", cache=tmp_path)
     assert len(calls) == 8
 
@@ -276,7 +277,7 @@ def _blas_threads():
 
 
 def test_local_workers_share_the_cores_between_their_blas_threads():
-    from symdyn.executors import Local
+    from symdyn.studies.executors import Local
 
     cores = os.cpu_count() or 1
     with Local(2)._pool() as pool:
@@ -286,7 +287,7 @@ def test_local_workers_share_the_cores_between_their_blas_threads():
 
 def test_unreachable_scheduler_is_a_value_error():
     pytest.importorskip("distributed")
-    from symdyn.executors import Dask
+    from symdyn.studies.executors import Dask
 
     with pytest.raises(ValueError, match="scheduler: cannot reach tcp://127.0.0.1:1"):
         Dask(address="tcp://127.0.0.1:1", timeout="1s").run(len, [()], print)

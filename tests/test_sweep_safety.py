@@ -31,12 +31,12 @@ import pytest
 import test_sweep
 
 import symdyn as sd
-import symdyn.executors as executors
-import symdyn.grid as grid_module
-import symdyn.sweeps as sweep_module
-from symdyn.figures import write_phase_diagrams
-from symdyn.phase_diagram import phase_diagram
-from symdyn.sweeps import CacheWarning
+import symdyn.studies.executors as executors
+import symdyn.studies.grid as grid_module
+import symdyn.studies.sweeps as sweep_module
+from symdyn.output.figures import write_phase_diagrams
+from symdyn.studies.phase_diagram import phase_diagram
+from symdyn.studies.sweeps import CacheWarning
 
 run_task = sweep_module.run_task                # the real one, before any monkeypatch
 calls = test_sweep.calls                        # fixture: the keys of the tasks that run
@@ -211,14 +211,14 @@ def test_ctrl_c_stops_local_workers_without_waiting(tmp_path, monkeypatch):
 _ORPHAN_SCRIPT = textwrap.dedent("""
     import os, time
     import symdyn
-    import symdyn.sweeps
+    import symdyn.studies.sweeps
 
     def slow(task):
         print(os.getpid(), flush=True)
         time.sleep(120)
 
     if __name__ == "__main__":
-        symdyn.sweeps.run_task = slow
+        symdyn.studies.sweeps.run_task = slow
         symdyn.sweep({"n": 3, "d": 2}, [0.0, 1.0], seeds=2, batch=1, workers=2)
 """)
 
@@ -751,7 +751,7 @@ def test_a_scheme_named_with_a_slash_gets_a_safe_file_name(tmp_path):
 
 
 def test_control_the_raw_name_fails_after_the_sweep(tmp_path, monkeypatch, calls):
-    import symdyn.figures as figures
+    import symdyn.output.figures as figures
 
     monkeypatch.setattr(figures, "file_part", str)
     s = sd.custom_scheme("a/b", "r*A_norm**2")

@@ -1,7 +1,7 @@
 """The terminal-law classifier: every class, decided by limits, never by default.
 
 ``1 - gamma ~ C exp(-Lambda(t))``, ``Lambda = int_0^t lambda``; the class is
-the growth of Lambda (``symdyn.asymptotics.LAWS``, fastest decay first). Each
+the growth of Lambda (``symdyn.reduced.asymptotics.LAWS``, fastest decay first). Each
 class has positive and negative cases (several of them were misclassified or
 raised before the classifier: nGPT with alpha = 1 + t, t**t, exp(exp(exp(t))),
 factorial(t), gamma(t + 1), floor(t) + 1, exp(exp(t)), log(t + 2)), and, for
@@ -19,9 +19,10 @@ import sympy as sp
 from scipy.special import expi
 
 import symdyn as sd
-from symdyn import asymptotics, budget
-from symdyn.expressions import exact_exponents, parse
-from symdyn.symbols import SCHEME_SYMBOLS, C, beta, n, r, t
+from symdyn.base import budget
+from symdyn.model.expressions import exact_exponents, parse
+from symdyn.model.symbols import SCHEME_SYMBOLS, C, beta, n, r, t
+from symdyn.reduced import asymptotics
 
 LAWS = ("super-exponential", "exponential", "stretched-exponential", "polynomial",
         "slower-than-polynomial", "no-collapse")

@@ -1,0 +1,98 @@
+"""A time budget for symbolic work on user expressions.
+
+sympy has no notion of a deadline: integrating ``2/(1 + t**16)`` or factoring
+a high power can run for minutes. :func:`time_limit` bounds such work with a
+real-time alarm and turns the overrun into a ``ValueError`` naming what was
+being derived and the limit. The alarm is a POSIX signal, so the bound holds
+in the main thread (the CLI, notebooks, scripts); in other threads (Dask
+workers, thread pools) the work runs unbounded.
+
+Layer 0, base.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from contextlib import contextmanager
+
+#: Seconds a public derivation (reduce, terminal, initial velocity, leading
+#: order, derive) may take before it is stopped; ``None``: no bound.
+#: ``"tidy"``: seconds a cosmetic simplification may take (``Reduction.at``)
+#: before the unsimplified, equal expression is returned instead.
+SECONDS = {"derivation": 120.0, "tidy": 1.0}
+
+_active = threading.local()
+
+
+class _Overrun(BaseException):
+    """Raised by the alarm; a BaseException so sympy's ``except Exception`` lets it pass."""
+
+
+def _alarm(signum, frame):
+    if getattr(_active, "on", False):
+        raise _Overrun
+
+
+@contextmanager
+def time_limit(what: str):
+    """Stop the enclosed symbolic work after ``SECONDS["derivation"]`` seconds.
+
+    Nested uses share the outermost budget. Raises ``ValueError`` naming
+    ``what`` on overrun.
+    """
+    seconds = SECONDS["derivation"]
+    usable = (seconds is not None and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread()
+              and not getattr(_active, "on", False))
+    if not usable:
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    _active.on = True
+    try:
+        yield
+    except _Overrun:
+        raise ValueError(f"{what}: the derivation did not finish within {seconds:g} s "
+                         f"(symdyn.base.budget.SECONDS['derivation']); simplify the law or "
+                         f"raise the limit") from None
+    finally:
+        _active.on = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def within(f, *args, otherwise, seconds=None):
+    """``f(*args)``, or ``otherwise`` when it takes longer than ``seconds``
+    (default ``SECONDS["tidy"]``): for work that only tidies a result.
+
+    Inside :func:`time_limit`, the outer deadline still holds (its overrun
+    propagates). Outside the main thread the work runs unbounded, as there.
+    """
+    seconds = SECONDS["tidy"] if seconds is None else seconds
+    if seconds is None or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread():
+        return f(*args)
+    outer = getattr(_active, "on", False)
+    left = signal.getitimer(signal.ITIMER_REAL)[0] if outer else 0.0
+    ours = not outer or left == 0.0 or seconds < left
+    previous = None if outer else signal.signal(signal.SIGALRM, _alarm)
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds if ours else left)
+    _active.on, overran = True, False
+    try:
+        return f(*args)
+    except _Overrun:
+        overran = True
+        if not ours:
+            raise
+        return otherwise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if outer and left and not (overran and not ours):
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - start), 1e-3))
+        if not outer:
+            _active.on = False
+            signal.signal(signal.SIGALRM, previous)

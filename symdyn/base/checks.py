@@ -1,0 +1,285 @@
+"""Argument checks: one checker per rule, shared by every module.
+
+Numbers (``number``, ``finite_array``, ``real_array``, ``integer``), output
+times, the equiangular range of gamma0 (``check_gamma0``), attention kinds,
+seeds, output paths (``writable_path``) and sizes against the machine's
+memory (``memory``). Bad input raises ``ValueError`` naming the argument and
+the allowed range.
+
+Layer 0, base.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from numbers import Real
+from pathlib import Path
+
+import numpy as np
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (for error messages)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _has_bool(value) -> bool:
+    """A ``bool`` in ``value`` or in its nested lists and tuples (``[4, True]``,
+    which numpy silently makes the integers ``[4, 1]``)."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if not isinstance(value, (list, tuple)):
+        return False
+    kinds = set(map(type, value))                # C speed: 0.05 s a million
+    if bool in kinds or np.bool_ in kinds:
+        return True
+    return any(issubclass(k, (list, tuple)) for k in kinds) and any(
+        _has_bool(x) for x in value if isinstance(x, (list, tuple)))
+
+
+def _real(x) -> bool:
+    """One real number (Python, numpy, Fraction, mpmath or sympy), not a bool."""
+    return isinstance(x, Real) and not isinstance(x, (bool, np.bool_))
+
+
+def _numbers(value, name):
+    """``value`` as a float array of real numbers. Refused, with a ValueError
+    naming ``name``: complex numbers, text, booleans (alone, in an array or in
+    a list), and object arrays holding anything but real numbers (real
+    numbers in object arrays, such as the mpmath values of ``solve(dps=)``,
+    pass)."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected real numbers, got {shown(value)}") from None
+    kind = raw.dtype.kind
+    if kind == "O" and all(_real(x) for x in raw.flat):
+        try:
+            return raw.astype(float)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    elif kind in "iuf" and not (isinstance(value, (list, tuple)) and _has_bool(value)):
+        return raw.astype(float)
+    what = {"c": "complex numbers", "b": "booleans", "O": "objects", "U": "text",
+            "S": "bytes", "i": "booleans", "u": "booleans", "f": "booleans"}.get(
+        kind, raw.dtype.name)
+    raise ValueError(f"{name}: expected real numbers, got {what}: {shown(value)}")
+
+
+#: The smallest relative tolerance an integration may be asked for: 100
+#: float64 epsilons (about 2.2e-14). Below it rounding, not the method,
+#: sets the error, and the step size control would shrink steps for ever.
+RTOL_FLOOR = 100 * float(np.finfo(np.float64).eps)
+
+
+def tolerance(value, name, floor: float = 0.0) -> float:
+    """A tolerance: one number in ``[floor, 1)`` (``(0, 1)`` when ``floor`` is 0)."""
+    try:
+        tol = finite_array(value, name)
+    except ValueError:
+        tol = None
+    if tol is None or tol.ndim != 0 or not (floor <= tol < 1 and tol > 0):
+        least = f", at least {floor:.3g}" if floor else ""
+        why = " (100 float64 epsilons: below, rounding sets the error)" \
+            if floor == RTOL_FLOOR else ""
+        raise ValueError(f"{name} must be a number in (0, 1){least}{why}, "
+                         f"got {shown(value)}")
+    return float(tol)
+
+
+#: The attention kinds: softmax, or the kernel with denominator n.
+ATTENTIONS = ("softmax", "unnormalized")
+
+
+def check_attention(attention) -> str:
+    """``attention`` if it is one of :data:`ATTENTIONS`, else a ValueError naming it."""
+    if not isinstance(attention, str) or attention not in ATTENTIONS:
+        raise ValueError(f"attention: must be one of {ATTENTIONS}, got {shown(attention)}")
+    return attention
+
+
+def finite_array(value, name, low=None, low_open=False):
+    """``value`` as a float array, finite and ``>= low`` (``> low`` if ``low_open``)."""
+    arr = _numbers(value, name)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {shown(value)}")
+    if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
+        rng = f"> {low}" if low_open else f">= {low}"
+        raise ValueError(f"{name} must be {rng}, got {shown(value)}")
+    return arr
+
+
+def number(value, name, low=None, high=None, *, low_open=False, high_open=False) -> float:
+    """``value`` as a float: one real, finite number in the interval, else a
+    ``ValueError`` naming ``name`` and the interval (numpy scalars pass)."""
+    try:
+        x = finite_array(value, name)
+    except ValueError:
+        x = None
+    ok = x is not None and x.ndim == 0
+    if ok and low is not None:
+        ok = x > low if low_open else x >= low
+    if ok and high is not None:
+        ok = x < high if high_open else x <= high
+    if not ok:
+        if high is None and low is not None:
+            span = f"{'>' if low_open else '>='} {low:g}"
+        elif low is None and high is not None:
+            span = f"{'<' if high_open else '<='} {high:g}"
+        else:
+            span = (f"in {'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}, "
+                    f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
+        raise ValueError(f"{name} must be a finite number {span}, got {shown(value)}")
+    return float(x)
+
+
+def real_array(value, name) -> np.ndarray:
+    """``value`` as a finite float array (a finite float64 array is not copied);
+    complex, text, boolean or non-finite entries are a one-line ``ValueError``."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
+        return value
+    try:
+        return finite_array(value, name)
+    except ValueError:
+        raise ValueError(f"{name}: expected real, finite numbers (not complex, text, "
+                         f"booleans, nan or inf)") from None
+
+
+def check_gamma0(gamma0, n, name: str = "gamma0"):
+    """Refuse a starting cosine outside the equiangular range
+    :math:`[-1/(n-1), 1]` (arrays broadcast; the first bad member is named)."""
+    g, nn = np.broadcast_arrays(np.asarray(gamma0, dtype=float), np.asarray(n, dtype=float))
+    lower = -1 / (nn - 1)
+    bad = (g > 1) | (g < lower)
+    if np.any(bad):
+        i = np.flatnonzero(bad.ravel())[0]
+        raise ValueError(f"{name} must lie in [-1/(n-1), 1] = [{lower.ravel()[i]:.6g}, 1] "
+                         f"for n = {float(nn.ravel()[i]):g}; got {shown(float(g.ravel()[i]))}")
+
+
+def rng(seed) -> np.random.Generator:
+    """``numpy.random.default_rng(seed)``; a seed it cannot use is a ValueError."""
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        raise ValueError(f"seed must be None or an integer >= 0, got {shown(seed)}") from None
+
+
+def is_real(value) -> bool:
+    """A Python or numpy int or float, not a ``bool``."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def is_integer(value) -> bool:
+    """An ``int`` or numpy integer, not a ``bool``."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def integer(value, name, low, *, optional=False, none_means=""):
+    """``value`` as an ``int >= low``; ``None`` passes (returned) when ``optional``."""
+    if optional and value is None:
+        return None
+    if not is_integer(value) or value < low:
+        what = f"None{none_means} or an integer" if optional else "an integer"
+        raise ValueError(f"{name} must be {what} >= {low}, got {shown(value)}")
+    return int(value)
+
+
+def output_times(t, most=None, cost=""):
+    """Output times: a non-empty 1-D array, ``>= 0``, strictly increasing.
+
+    ``most``: refuse more times than this (counted before anything is
+    converted), with ``cost`` (what one output time costs) in the message.
+    """
+    count = (len(t) if isinstance(t, (list, tuple, range)) else
+             np.size(t) if isinstance(t, np.ndarray) else 1)
+    if most is not None and count > most:
+        raise ValueError(f"t: {count:,} output times, more than the {most:,} allowed"
+                         f"{f' ({cost})' if cost else ''}; ask for fewer times")
+    times = finite_array(t, "t", 0.0)
+    times = np.atleast_1d(times)
+    if times.ndim != 1 or times.size == 0:
+        raise ValueError("t must be a non-empty 1-D array of times >= 0")
+    if np.any(np.diff(times) <= 0):
+        raise ValueError("t must be strictly increasing")
+    return times
+
+
+def address_space():
+    """``(room, limit)``: the bytes this process may still map under its
+    address-space limit ``RLIMIT_AS`` (the limit less the current virtual
+    size, from ``/proc/self/statm`` where there is one) and the limit
+    itself; ``None`` without a limit."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    try:
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        used = 0
+    return max(limit - used, 0), limit
+
+
+def memory(nbytes, what):
+    """Refuse a workspace of ``nbytes`` beyond half of the machine's memory,
+    or beyond half of what the process's address-space limit (``RLIMIT_AS``,
+    ``ulimit -v``) still leaves it (:func:`address_space`).
+
+    Raises ``ValueError`` naming ``what`` and the estimate before anything is
+    allocated (a ``MemoryError`` would come after minutes of work, or never).
+    """
+    need = f"{what}: needs about {nbytes / 2**30:.3g} GiB"
+    space = address_space()
+    if space is not None and nbytes > space[0] / 2:
+        raise ValueError(f"{need}, more than half of the {space[0] / 2**30:.3g} GiB this "
+                         f"process may still allocate (its address-space limit RLIMIT_AS "
+                         f"is {space[1] / 2**30:.3g} GiB); make it smaller")
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: no check
+        return
+    if nbytes > total / 2:
+        raise ValueError(f"{need}, more than half of this machine's {total / 2**30:.3g} "
+                         f"GiB; make it smaller")
+
+
+def writable_path(path, name, *, folder=False):
+    """Check, before any work starts, that ``path`` can be written.
+
+    ``folder=True``: ``path`` is (or will be) a directory; otherwise a file
+    whose parent directory is created if missing. Returns a ``Path``.
+    """
+    if path is None or (isinstance(path, str) and not path.strip()):
+        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}")
+    try:
+        p = Path(path)
+    except TypeError:
+        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}") from None
+    target = p if folder else p.parent
+    if folder and p.exists() and not p.is_dir():
+        raise ValueError(f"{name}: {shown(str(p), 200)} exists and is not a folder")
+    if not folder and p.is_dir():
+        raise ValueError(f"{name}: {shown(str(p), 200)} is a folder, expected a file")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot create {shown(str(target), 200)} "
+                         f"({exc.strerror})") from None
+    try:  # a real probe: permission bits say nothing for root or read-only mounts
+        with tempfile.TemporaryFile(dir=target):
+            pass
+        if not folder and p.exists():
+            with open(p, "ab"):
+                pass
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot write to {shown(str(p if p.exists() else target), 200)} "
+                         f"({exc.strerror})") from None
+    return p

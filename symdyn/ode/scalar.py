@@ -1,0 +1,201 @@
+"""One member in Python floats: the small-problem path of :mod:`symdyn.ode.integrate`.
+
+A batch of one spends most of its time on fixed costs: every numpy call on a
+1-element array costs about a microsecond, and a DOP853 step makes a few
+hundred of them. This module runs *the same method* (the table of
+:mod:`symdyn.ode.dop853`, the control of :mod:`symdyn.ode.integrate`: its
+constants, its error norm, the floor on the error estimate, no growth after a
+rejection, steps clipped onto breakpoints, the continuous extension for
+output times) on lists of Python floats, with right-hand sides compiled for
+``"float"`` (:func:`symdyn.base.arithmetic.on_floats`).
+
+It raises :class:`GiveUp` where it does not apply or gives up (a right-hand
+side that raises or is not finite, a step below ``1e-14 t``, too many steps):
+the caller (``sd.solve``) then runs the batched integrator, whose
+diagnostics name the cause. A member's result equals the batched path's bit
+for bit on every CPU: besides ``+ - * /`` and ``sqrt`` (correctly rounded
+everywhere) both take every operation from the same numpy ufuncs
+(:mod:`symdyn.base.arithmetic`: the compiled right-hand sides, the step control's
+:func:`~symdyn.base.arithmetic.power`), never from libm (tests/test_arithmetic.py).
+
+Layer 1, ode.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..base.arithmetic import power
+from . import dop853
+from .integrate import (
+    E3_WEIGHT,
+    ERROR_EXPONENT,
+    ESTIMATE_FLOOR,
+    MAX_FACTOR,
+    MIN_FACTOR,
+    MIN_RELATIVE_STEP,
+    SAFETY,
+)
+
+_S = dop853.N_STAGES
+
+
+def _row(weights):
+    """``K -> sum_j weights[j] K[j]`` per component, summed left to right in the
+    order of :func:`symdyn.ode.integrate._combine` (zero weights skipped), as one
+    comprehension over the components. The source is generated from the
+    table's own floats (``repr`` round-trips them exactly), never from input."""
+    terms = [(j, float(w)) for j, w in enumerate(weights) if w != 0 or j == 0]
+    names = ", ".join(f"k{j}" for j, _ in terms)
+    expr = " + ".join(f"{w!r} * k{j}" for j, w in terms)
+    source = (f"def combine(K):\n    return [{expr} for {names}{',' if len(terms) == 1 else ''}"
+              f" in zip({', '.join(f'K[{j}]' for j, _ in terms)})]\n")
+    scope = {}
+    exec(compile(source, "<symdyn.ode.scalar>", "exec"), scope)    # noqa: S102
+    return scope["combine"]
+
+
+_A = [None] + [_row(row[:s]) for s, row in enumerate(dop853.A) if s > 0]
+_B = _row(dop853.B)
+_E5 = _row(dop853.E5)
+_E3 = _row(dop853.E3)
+_C = [float(x) for x in dop853.C]
+_A_EXTRA = [_row(row[: _S + 1 + j]) for j, row in enumerate(dop853.A_EXTRA)]
+_C_EXTRA = [float(x) for x in dop853.C_EXTRA]
+_D = [_row(row) for row in dop853.D]
+
+
+class GiveUp(Exception):
+    """The scalar path does not apply here; use the batched integrator."""
+
+
+def _call(f, t, y, phase):
+    try:
+        out = f(t, y, phase)
+    except (ArithmeticError, ValueError):
+        raise GiveUp from None
+    if not all(math.isfinite(v) for v in out):
+        raise GiveUp
+    return out
+
+
+def _step(f, t, y, fy, h, t_new, phase, K, dim):
+    K[0] = fy
+    for s in range(1, _S):
+        inc = _A[s](K)
+        K[s] = _call(f, t + _C[s] * h, [a + h * b for a, b in zip(y, inc, strict=True)],
+                     phase)
+    inc = _B(K)
+    y_new = [a + h * b for a, b in zip(y, inc, strict=True)]
+    K[_S] = _call(f, t_new, y_new, phase)
+    return y_new
+
+
+def _error(K, h, scale, dim):
+    e5 = [e / s for e, s in zip(_E5(K), scale, strict=True)]
+    e3 = [e / s for e, s in zip(_E3(K), scale, strict=True)]
+    n5, n3 = sum(e * e for e in e5), sum(e * e for e in e3)
+    if n5 == 0:
+        return 0.0
+    denom = math.sqrt((n5 + E3_WEIGHT * n3) * dim)
+    return h * n5 / (denom if denom > 0 else 1.0)
+
+
+def _factor(err, after_rejection, predicted):
+    """integrate.step_factor for one accepted (``err < 1``) or rejected step."""
+    accept = err < 1
+    effective = max(err, ESTIMATE_FLOOR * predicted) if accept else err
+    factor = SAFETY * power(effective, ERROR_EXPONENT) if effective > 0 else MAX_FACTOR
+    factor = min(max(factor, MIN_FACTOR), MAX_FACTOR)
+    if not accept or after_rejection:
+        factor = min(factor, 1.0)
+    return accept, factor
+
+
+def _dense(f, t, y, h, y_new, phase, K, dim):
+    for j, c in enumerate(_C_EXTRA):
+        inc = _A_EXTRA[j](K)
+        K[_S + 1 + j] = _call(f, t + c * h, [a + h * b for a, b in zip(y, inc, strict=True)],
+                              phase)
+    delta = [b - a for a, b in zip(y, y_new, strict=True)]
+    F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
+         [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[_S], K[0], strict=True)]]
+    F += [[h * v for v in row(K)] for row in _D]
+    return F
+
+
+def _interpolate(F, y, x):
+    out = [0.0] * len(y)
+    for i, row in enumerate(reversed(F)):
+        w = x if i % 2 == 0 else 1 - x
+        out = [(o + r) * w for o, r in zip(out, row, strict=True)]
+    return [o + a for o, a in zip(out, y, strict=True)]
+
+
+def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200_000):
+    """Integrate one member: ``f(t, y, phase) -> list`` from ``t = 0``.
+
+    ``t_out``: increasing output times ``>= 0``; ``y0``, ``rtol``, ``atol``:
+    lists of floats (per component); ``h0``: the first step (from
+    :func:`symdyn.ode.integrate.initial_step`). Returns ``(states, nfev, nsteps)``
+    with one list per output time; raises :class:`GiveUp` where the batched
+    path must answer instead.
+    """
+    dim = len(y0)
+    t_end = t_out[-1]
+    bps = sorted(b for b in breakpoints if 0 < b < t_end)
+    stops = sorted(set(bps) | ({t_end} if t_end > 0 else set()))
+    states, k = [], 0
+    while k < len(t_out) and t_out[k] == 0:
+        states.append(list(y0))
+        k += 1
+    t, y, phase = 0.0, list(y0), 0
+    fy = _call(f, t, y, phase)
+    nfev, nsteps, h = 1, 0, h0       # the first stage; the caller counts h0
+    rejected, last_err, last_h = False, 0.0, 1.0
+    K = [None] * dop853.N_EXTENDED
+    for stop in stops:
+        while t < stop:
+            if nsteps >= max_steps:
+                raise GiveUp
+            step = min(h, stop - t)
+            clipped = step >= stop - t
+            t_new = stop if clipped else t + step
+            y_new = _step(f, t, y, fy, step, t_new, phase, K, dim)
+            nfev += _S
+            scale = [a + r * max(abs(u), abs(v))
+                     for a, r, u, v in zip(atol, rtol, y, y_new, strict=True)]
+            err = _error(K, step, scale, dim)
+            if not math.isfinite(err):
+                raise GiveUp
+            predicted = (last_err * power(step / last_h, -1 / ERROR_EXPONENT)
+                         if last_err else 0.0)
+            accept, factor = _factor(err, rejected, predicted)
+            new_h = step * factor
+            if accept and clipped:
+                new_h = max(new_h, h)
+            rejected = not accept
+            nsteps += 1
+            if not accept:
+                if new_h < MIN_RELATIVE_STEP * max(1.0, abs(t)):
+                    raise GiveUp
+                h = new_h
+                continue
+            if not clipped:
+                last_err, last_h = err, step
+            if k < len(t_out) and t_out[k] < t_new:
+                F = _dense(f, t, y, step, y_new, phase, K, dim)
+                nfev += 3
+                while k < len(t_out) and t_out[k] < t_new:
+                    states.append(_interpolate(F, y, (t_out[k] - t) / step))
+                    k += 1
+            t, y, fy, h = t_new, y_new, K[_S], new_h
+            if k < len(t_out) and t_out[k] == t:
+                states.append(list(y))
+                k += 1
+        if stop in bps:                      # a new phase: fresh first stage
+            phase += 1
+            fy = _call(f, t, y, phase)
+            nfev += 1
+            last_err = 0.0
+    return states, nfev, nsteps

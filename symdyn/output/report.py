@@ -1,0 +1,343 @@
+"""The markdown report: derived formulas in LaTeX, figures, phase diagrams, verdicts.
+
+:func:`build` computes every section (figures, the phase-diagram sweep, the
+claim checks it is given) and :func:`write_report` writes ``out/README.md``:
+a summary table of initial and terminal velocities, gamma at depth, the
+sections, then the reduced ODE per scheme.
+
+Layer 4, output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+from ..base.checks import writable_path
+from ..base.version import __version__
+from ..model.registry import schemes
+from ..reduced.solver import solve
+from ..reduced.summary import Derivation, derive
+from .figures import write_figures, write_phase_diagrams
+from .formatting import markdown_table
+
+_INTRO = """\
+# symdyn report
+
+Derived by `symdyn report` (symdyn {version}). Every formula comes out of the
+symbolic reduction of the n-particle vector field to an equiangular
+configuration (`sd.reduce`, `symdyn/reduced/equiangular.py`), not from a table.
+
+Notation: $\\gamma$ is the common cosine similarity, $r$ the token norm, $n$ the
+number of tokens, $\\beta$ the inverse temperature, $a = \\langle A_k,\\theta_k\\rangle$,
+$A_{{norm}} = |A_k|$, $C$ a free constant; softmax attention. Initial values are
+at an orthogonal start ($\\gamma_0 = 0$, $r_0 = 1$); orders are as $n \\to \\infty$
+at fixed $\\beta$.
+"""
+
+
+def _m(expr) -> str:
+    return f"${sp.latex(expr)}$"
+
+
+def _order(o) -> str:
+    return "n/a" if o is None else f"$\\Theta({sp.latex(o.var ** o.exponent)})$"
+
+
+def _png(paths):
+    """The PNG among a figure's files (None when there is none)."""
+    return next((p for p in paths if str(p).endswith(".png")), None)
+
+
+def summary_table(derivations: list[Derivation]) -> str:
+    """Initial and terminal velocities of every scheme, one row each."""
+    header = ["scheme", "$\\dot\\gamma(0)$", "order", "$\\lvert\\dot\\theta_k(0)\\rvert$",
+              "order", "terminal law", "$1-\\gamma(t) \\sim$"]
+    return markdown_table(header, [
+        [d.scheme.name, _m(d.initial_velocity), _order(d.initial_velocity_order),
+         _m(d.initial_token_speed), _order(d.initial_token_speed_order), d.terminal.law,
+         _m(d.terminal.epsilon)] for d in derivations])
+
+
+DEPTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+
+
+def depth_table(n: int = 32, beta: float = 1.0, depths=DEPTHS) -> str:
+    """gamma(t) of every scheme from an orthogonal start, by :func:`solve`."""
+    rows = []
+    for name in schemes():
+        tr = solve(name, n=n, beta=beta, gamma0=0.0, t=list(depths))
+        rows.append([name] + [f"{g:.6f}" if g < 0.9999995 else f"1 ({e:.2e})"
+                              for g, e in zip(tr.gamma, tr.epsilon, strict=True)])
+    return (f"Orthogonal start ($\\gamma_0 = 0$, $r_0 = 1$), $n = {n}$, "
+            f"$\\beta = {beta:g}$; `sd.solve`. Entries are $\\gamma(t)$, and "
+            f"$1 - \\gamma(t)$ in brackets when $\\gamma$ rounds to 1.\n\n"
+            + markdown_table(["scheme"] + [f"t = {d:g}" for d in depths], rows))
+
+
+CAPTIONS = {
+    "figure2": "Figure 2: (a) 1 - gamma(t), the solver's precise value, and (b) d gamma/dt, "
+               "in log time; (c) the phase plot d gamma/dt against 1 - gamma (log-log: each "
+               "terminal law is a straight line). All schemes from an orthogonal symmetric "
+               "start (nGPT alpha = 1). Paper: Pre-LN and Peri-LN are the last to converge; "
+               "Post-LN, nGPT and Peri-LN move faster early.",
+    "figure3": "Figure 3: nGPT from an orthogonal start for alpha constant, root, linear and "
+               "a sin/cos mix (here sin^2(4t)(1+t) + cos^2(4t), our reading of 'linear and "
+               "constant weighted by sin(4t) and cos(4t)', kept positive); (b) shows 1 - gamma "
+               "far below 1e-16, from the solver's log(1 - gamma).",
+    "figure4": "Figure 4: mean gamma(t) with its 5-95% quantile band over {seeds} seeds, "
+               "Kaiming weights, beta = sqrt(d), n < d, random starts at unit scale; {panels}. "
+               "Paper: Peri-LN and nGPT move first; Post-LN and nGPT collapse faster than "
+               "Pre-LN and Peri-LN.",
+    "figure5": "Figure 5: the pure attention update ('none', no normalization) beside the "
+               "normalized schemes, same starts and weights as Figure 4.",
+}
+QUICK_NOTE = (" Quick mode: d = {d}, {seeds} seeds and one head only, so the band is "
+              "close to the min-max of a handful of runs: indicative, not a quantile "
+              "estimate; `make report` draws the paper's sizes.")
+
+
+def figure_section(result: dict, folder: str) -> str:
+    """Markdown for the figures of :func:`symdyn.output.figures.write_figures` and the
+    caption checks, saying where our model disagrees with a caption."""
+    lines = []
+    f4 = result["data"]["figure4"]
+    fill = {"seeds": f4["seeds"], "d": f4["d"],
+            "panels": "one head" if result.get("quick") else
+            "one head, four heads, untied weights"}
+    for name, paths in result["files"].items():
+        caption = CAPTIONS.get(name, name).format(**fill)
+        if result.get("quick") and name in ("figure4", "figure5"):
+            caption += QUICK_NOTE.format(**fill)
+        lines += [f"![{name}]({folder}/{_png(paths).name})", "", caption, ""]
+    claims = result["checks"]
+    rows = [[c.text, "yes" if c.holds else "**no**",
+             ", ".join(f"{k} {v:.3g}" for k, v in c.numbers.items())]
+            for c in claims.values()]
+    if rows:
+        lines += ["What the captions claim, checked on the data:", "",
+                  markdown_table(["claim", "holds here", "numbers"], rows).rstrip("\n")]
+    if "fig2-last" in claims and not claims["fig2-last"].holds:
+        lines += ["", "Where the claim does not hold here, the numbers say why: for "
+                  "Figure 2 at gamma = 0.99, Mix-LN (Pre-LN after t_switch = 1) is "
+                  "slower than Peri-LN in our model, so Peri-LN is not among the last "
+                  "two; all three radial schemes share the C/t^2 terminal law."]
+    return "\n".join(lines) + "\n"
+
+
+def distance_table(diagrams) -> str:
+    """Distance of the simulated transition to the equiangular curve, per scheme and ``d``."""
+    first = next(iter(diagrams.values()))
+    return markdown_table(["scheme"] + [f"d = {d}" for d in first.d], [
+        [p.scheme] + [f"{x:.3f}" + (f" ({m} mismatched)" if m else "")
+                      for x, m in zip(p.distance, p.mismatched, strict=True)]
+        for p in diagrams.values()])
+
+
+def phase_section(diagrams, files, folder: str) -> str:
+    """Markdown for the clustering phase diagrams of
+    :func:`symdyn.output.figures.write_phase_diagrams`."""
+    first = next(iter(diagrams.values()))
+    lines = [f"Tokens uniform on the sphere, identity weights, $n = {first.n}$; colour: "
+             "the fraction of pairs with $\\langle x_i, x_j\\rangle \\ge 0.999$ "
+             "(mean over seeds; `sd.sweep`, continuous dynamics). White: the "
+             "equiangular prediction $T_*(\\beta)$, the time at which $\\gamma(t)$ "
+             "from $\\gamma_0 = 0$ reaches 0.999 (`sd.solve` and `brentq`). Dots: the "
+             "simulated transition $t_{1/2}$, where half the pairs are linked.", ""]
+    for name, paths in files.items():
+        if _png(paths) is not None:
+            lines += [f"![phase diagram, {name}]({folder}/{_png(paths).name})", ""]
+    lines += ["Distance of $t_{1/2}$ to $T_*$: mean over $\\beta$ of "
+              "$|\\log_{10}(t_{1/2}/T_*)|$ in decades, over the $\\beta$ where both "
+              "fall in the time window (the others are counted as mismatched).", "",
+              distance_table(diagrams)]
+    lines += ["How each normalization moves the transition: the equiangular "
+              "$T_*(\\beta)$ per scheme (`-`: not reached by $t = 10^6$).", "",
+              markdown_table(["scheme"] + [f"β = {b:g}" for b in first.beta],
+                             [[p.scheme] + [f"{x:.3g}" if np.isfinite(x) else "-"
+                                            for x in p.prediction]
+                              for p in diagrams.values()])]
+    d = first.distance
+    if len(d) > 1:
+        trend = "shrinks" if np.all(np.diff(d) < 0) else "does **not** shrink monotonically"
+        lines += [f"For {first.scheme} the distance {trend} as $d$ grows "
+                  f"({', '.join(f'{x:.3f}' for x in d)} decades at d = "
+                  f"{', '.join(str(x) for x in first.d)}): in high dimension uniform "
+                  "tokens are nearly orthogonal and stay nearly equiangular.", ""]
+    return "\n".join(lines)
+
+
+def scheme_section(d: Derivation) -> str:
+    """One scheme's speed law and reduced ODE as a markdown section."""
+    params = "".join(f", {k} = `{v}`" for k, v in d.scheme.params)
+    red = d.reduction
+    return "\n".join([
+        f"### {d.scheme.name}{params}", "",
+        f"Speed $s = {sp.latex(d.scheme.speed)}$, radial rate "
+        f"$\\dot r = {sp.latex(d.scheme.radial)}$.", "",
+        "$$", f"\\dot\\gamma = {sp.latex(red.gamma_dot)}", "$$", "",
+        "$$", f"\\dot r = {sp.latex(red.r_dot)}", "$$", "",
+        f"Near the cluster: $\\dot\\gamma \\sim {sp.latex(d.terminal.gamma_dot)}$.",
+        "",
+    ])
+
+
+#: The design comparison of the report: nGPT families against the built-ins.
+DESIGN_PROBLEM = {"target": 0.9, "depth": 4.0, "n": 32, "beta": 1.0, "gamma0": 0.0,
+                  "layers": 8}
+
+
+def design_section(out: Path, folder: str) -> str:
+    """Designed nGPT schedules against the built-in schemes on the "use every
+    layer" objective (:func:`symdyn.studies.inverse.compare`): a table and a figure."""
+    import matplotlib.pyplot as plt
+
+    from ..studies.inverse import alpha_family, compare
+    from .figures import save_figure
+    from .plot import legend, paper_style, style, trajectory
+
+    p = DESIGN_PROBLEM
+    table = compare("speed", **p)
+    grid = np.linspace(0, p["depth"], 201)
+    kw = {k: p[k] for k in ("n", "beta", "gamma0")}
+    with paper_style():
+        fig, ax = plt.subplots(figsize=(5.5, 3.2), layout="constrained")
+        for name in schemes():
+            trajectory(solve(name, t=grid, **kw), "gamma", ax=ax, scheme=name)
+        for label, row in table[table.kind == "designed"].iterrows():
+            fam = alpha_family(row.family, p["depth"])
+            trajectory(solve(fam, t=grid, **kw, **row.params), "gamma", ax=ax,
+                       **{**style(fam), "label": f"designed: {label}"}, lw=1.1)
+        ax.axhline(p["target"], color="grey", lw=0.7)
+        legend(fig, ax)
+        files = save_figure(fig, Path(out), "design")
+    rows = [[name, r.kind, ", ".join(f"{k} = {v:.4g}" for k, v in r.params.items()) or "-",
+             f"{r.value:.5f}", f"{r.gamma_L:.5f}", "yes" if r.feasible else "**no**"]
+            for name, r in table.iterrows()]
+    return "\n".join([
+        f"Which schedule uses every layer? With {p['layers']} equal layers of depth "
+        f"$L = {p['depth']:g}$ ($n = {p['n']}$, $\\beta = {p['beta']:g}$, orthogonal start), "
+        f"`sd.design(..., objective=\"speed\")` maximizes the smallest per-layer progress "
+        f"of $\\gamma$ subject to $\\gamma(L) \\le {p['target']}$, for nGPT's step-size "
+        "families, with exact gradients from the sensitivities. The built-in schemes are "
+        "scored on the same objective (`value`); `feasible` says whether they respect "
+        "the bound on $\\gamma(L)$.", "",
+        markdown_table(["scheme", "kind", "parameters", "value (min progress per layer)",
+                        "gamma(L)", "feasible"], rows), "",
+        f"![design]({folder}/{files[0].name})", "",
+        "Thin lines: the designed schedules; grey: the bound $g$.", ""])
+
+
+def provenance(seconds: float | None = None) -> str:
+    """Where a report came from: date, symdyn version and git commit, Python and
+    library versions, the machine's cores and the run time (markdown)."""
+    import datetime
+    import os
+    import platform
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    def ver(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    try:
+        here = Path(__file__).resolve().parent
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+        commit = (commit + (" (with uncommitted changes)" if dirty else "")) or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown (not a git checkout)"
+    rows = [["date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")],
+            ["symdyn", f"{__version__}, commit {commit}"],
+            ["Python", f"{platform.python_version()} ({platform.platform(terse=True)})"],
+            ["libraries", ", ".join(f"{k} {ver(k)}" for k in
+                                    ("numpy", "scipy", "sympy", "mpmath", "matplotlib"))],
+            ["machine", f"{os.cpu_count()} cores"]]
+    if seconds is not None:
+        rows.append(["run time", f"{seconds:.0f} s"])
+    return markdown_table(["provenance", ""], rows)
+
+
+def write_report(out: str | Path, progress: Callable[[str], None] | None = None,
+                 sections=(), seconds: float | None = None) -> Path:
+    """Write ``out/README.md`` with every built-in scheme's derivation.
+
+    ``sections`` are extra ``(title, markdown)`` pairs placed after the
+    tables (:func:`build` computes them); ``seconds``, the run time, goes
+    into the provenance table at the top.
+    """
+    import time
+
+    start = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    derivations = []
+    for name in schemes():
+        if progress:
+            progress(f"deriving {name}")
+        derivations.append(derive(name))
+    if progress:
+        progress("solving the reduced ODEs")
+    spent = None if seconds is None else seconds + time.perf_counter() - start
+    parts = [_INTRO.format(version=__version__), provenance(spent) + "\n",
+             "## Initial and terminal velocities\n", summary_table(derivations),
+             "## Cosine similarity at depth\n", depth_table()]
+    parts += [f"## {title}\n\n{body}" for title, body in sections]
+    parts.append("## Reduced ODEs (symmetric start)\n")
+    parts += [scheme_section(d) for d in derivations]
+    path = out / "README.md"
+    path.write_text("\n".join(parts))
+    return path
+
+
+#: The quick report's phase-diagram sweep (the full one: phase_diagram's defaults).
+QUICK_PHASE_DIAGRAM = {"d": (8, 128), "seeds": 4, "beta": np.linspace(0, 9, 5), "points": 41}
+
+
+def build(out: str | Path, *, quick: bool = False, figures: bool = True,
+          phase_diagram: bool = True, design: bool = True, scheduler: str | None = None,
+          verdicts: Callable[[Callable], str] | None = None,
+          progress: Callable[[str], None] | None = None) -> Path:
+    """Compute every section and write ``out/README.md``; returns its path.
+
+    ``figures``: Figures 2-5 (``quick``: d = 64, fewer seeds); ``design``: the
+    designed schedules against the built-ins (:func:`design_section`); ``phase_diagram``:
+    the sweep of every scheme (``quick``: :data:`QUICK_PHASE_DIAGRAM`), on
+    ``scheduler`` if given; ``verdicts(progress)`` returns the markdown of the
+    claim checks (the CLI passes proofs_check's, which the library does not
+    import). ``out/README.md`` is checked for writing first (a ``ValueError``
+    naming it, before any section is computed).
+    """
+    import time
+
+    start = time.perf_counter()
+    say = progress or (lambda message: None)
+    out = Path(out)
+    writable_path(out / "README.md", "out")
+    sections = []
+    if figures:
+        result = write_figures(out / "figures", quick=quick, progress=say)
+        sections.append(("Figures", figure_section(result, "figures")))
+    if design:
+        say("designing schedules")
+        sections.append(("Designing a schedule", design_section(out / "figures", "figures")))
+    if phase_diagram:
+        say("phase diagrams (sweep of every scheme)")
+        dg, files = write_phase_diagrams(
+            out / "phase_diagram", schemes=schemes(), scheduler=scheduler, progress=True,
+            **(QUICK_PHASE_DIAGRAM if quick else {}))
+        files = {k: v for k, v in files.items() if k != "table"}
+        sections.append(("Clustering phase diagram", phase_section(dg, files, "phase_diagram")))
+    if verdicts is not None:
+        sections.append(("Verdicts of proofs_check (quick grids)", verdicts(say)))
+    return write_report(out, progress=say, sections=sections,
+                        seconds=time.perf_counter() - start)

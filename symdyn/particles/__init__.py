@@ -1,0 +1,8 @@
+"""Layer 2, particles: the n-particle witness (attention, weights, initial
+conditions, merging, ``simulate``). Imports model, ode and base.
+"""
+
+# symdyn 0.1's module symdyn.particles held these two
+from .simulation import Simulation, simulate  # noqa: E402
+
+__all__ = ["Simulation", "simulate"]

@@ -1,0 +1,203 @@
+"""Everything symdyn derives about one scheme, in one value object.
+
+:func:`derive` gathers the reduced ODE, the initial velocity and token speed
+at an orthogonal start with their orders in ``n``, and the terminal law.
+The CLI and the report render it; nothing here prints.
+
+Layer 2, reduced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from ..base.checks import shown
+from ..model.display import formula_table, latex
+from ..model.registry import Scheme, SchemeLike
+from ..model.registry import scheme as get_scheme
+from .asymptotics import (
+    LeadingOrder,
+    Terminal,
+    initial_token_speed,
+    initial_velocity,
+    leading_order,
+    terminal,
+)
+from .equiangular import Reduction, reduce
+
+FORMATS = ("text", "latex", "json")
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """The derived formulas of one scheme (orthogonal start: gamma0 = 0, r0 = 1)."""
+
+    scheme: Scheme
+    reduction: Reduction
+    initial_velocity: sp.Expr
+    initial_velocity_order: LeadingOrder | None
+    initial_token_speed: sp.Expr
+    initial_token_speed_order: LeadingOrder | None
+    terminal: Terminal
+
+    def rows(self, fmt: str = "text") -> list[tuple[str, str]]:
+        """(label, formula) pairs rendered as plain text or LaTeX."""
+        if fmt not in FORMATS:
+            raise ValueError(f"format: must be one of {FORMATS}, got {shown(fmt)}")
+        def show(expr):
+            if expr is None or isinstance(expr, str):
+                return "undecided"
+            return latex(expr) if fmt == "latex" else sp.sstr(expr)
+
+        def order(o):
+            if o is None:
+                return "not a power of n"
+            if fmt == "latex":
+                return f"\\Theta({latex(o.var ** o.exponent)})"
+            return str(o)
+
+        term = self.terminal
+        return [
+            ("speed s", show(self.scheme.speed)),
+            ("radial rate dr/dt", show(self.scheme.radial)),
+            ("d gamma/dt", show(self.reduction.gamma_dot)),
+            ("d r/dt", show(self.reduction.r_dot)),
+            ("d gamma/dt at t = 0 (gamma0 = 0)", show(self.initial_velocity)),
+            ("  order as n -> oo", order(self.initial_velocity_order)),
+            ("|d theta/dt| at t = 0 (gamma0 = 0)", show(self.initial_token_speed)),
+            ("  order as n -> oo", order(self.initial_token_speed_order)),
+            ("terminal law", term.law + (f" ({term.reason})" if term.reason else "")),
+            ("1 - gamma ~", show(term.epsilon)),
+            ("d gamma/dt ~", show(term.gamma_dot)),
+        ]
+
+    def _repr_latex_(self) -> str:
+        def cell(label, formula):
+            words = label == "terminal law" or formula in ("undecided", "not a power of n")
+            return formula if not words else r"\text{" + formula.replace("_", r"\_") + "}"
+        rows = [(r"\text{" + label + "}", cell(label, f)) for label, f in self.rows("latex")]
+        return formula_table(f"{self.scheme.name}, {self.reduction.attention} attention", rows)
+
+    def as_dict(self) -> dict:
+        """JSON-ready: every formula as a sympy string and as LaTeX."""
+        text, latex = self.rows("text"), self.rows("latex")
+        out = {"scheme": self.scheme.name, "attention": self.reduction.attention,
+               "params": {k: str(v) for k, v in self.scheme.params}}
+        keys = ["speed", "radial", "gamma_dot", "r_dot", "initial_velocity",
+                "initial_velocity_order", "initial_token_speed",
+                "initial_token_speed_order", "terminal_law", "terminal_epsilon",
+                "terminal_gamma_dot"]
+        for key, (_, txt), (_, tex) in zip(keys, text, latex, strict=True):
+            out[key] = txt if key == "terminal_law" else {"text": txt, "latex": tex}
+        return out
+
+
+def _order(expr):
+    """Leading order in n, or None when there is no power law (ValueError) or
+    sympy's limit cannot decide (NotImplementedError); the CLI and report then
+    print "not a power of n"."""
+    if isinstance(expr, str):       # the velocity itself was not derived
+        return None
+    try:
+        return leading_order(expr)
+    except (ValueError, NotImplementedError):
+        return None
+
+
+def derive(scheme: SchemeLike, attention: str = "softmax") -> Derivation:
+    """Derive everything about ``scheme``.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> d = sd.derive("peri-ln")
+    >>> str(d.initial_token_speed_order), d.terminal.law
+    ('Theta(1)', 'polynomial')
+    """
+    return _derive(get_scheme(scheme), attention)
+
+
+@lru_cache(maxsize=128)
+def _derive(s: Scheme, attention: str) -> Derivation:
+    # The reduction is the one result everything else needs; a later step
+    # that sympy cannot finish (ValueError, incl. the time budget) is
+    # recorded as undecided instead of discarding what was derived.
+    red = reduce(s, attention)
+    v0, w0 = (_attempt(f, s, attention=attention)
+              for f in (initial_velocity, initial_token_speed))
+    term = _attempt(terminal, s, attention)
+    if isinstance(term, str):
+        term = Terminal("undecided", None, None, None, None, None, reason=term)
+    return Derivation(s, red, v0, _order(v0), w0, _order(w0), term)
+
+
+def _attempt(f, *args, **kwargs):
+    """``f(...)``, or the reason it failed (a string)."""
+    try:
+        return f(*args, **kwargs)
+    except ValueError as exc:
+        return str(exc)
+
+
+#: The columns of :func:`table`, in order.
+TABLE_COLUMNS = ("speed", "radial rate", "reduced ODE", "initial velocity", "order in n",
+                 "terminal law", "1 - gamma ~", "rate")
+
+
+def table(schemes=None, attention: str = "softmax", format: str = "dataframe"):
+    """The comparison of schemes the paper tabulates, one row per scheme.
+
+    Columns (:data:`TABLE_COLUMNS`): the speed law and radial rate, the reduced
+    ODE :math:`\\dot\\gamma`, the initial velocity at an orthogonal start and
+    its order in :math:`n`, the terminal law, the leading :math:`1-\\gamma`
+    and the rate. ``format="dataframe"``: a ``pandas.DataFrame`` of LaTeX
+    cells (index: scheme); ``"latex"``: a booktabs ``tabular`` ready to paste
+    (needs ``\\usepackage{booktabs}``).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> df = sd.table(["post-ln", "pre-ln"])
+    >>> df.loc["pre-ln", "terminal law"], df.loc["post-ln", "1 - gamma ~"]
+    ('polynomial', '$C e^{- 2 t}$')
+    >>> print(sd.table(["post-ln"], format="latex").splitlines()[2])
+    \\toprule
+    """
+    import pandas as pd
+
+    from ..model.registry import schemes as builtin_names
+
+    if format not in ("dataframe", "latex"):
+        raise ValueError(f"format: must be 'dataframe' or 'latex', got {shown(format)}")
+    names = builtin_names() if schemes is None else list(schemes)
+    rows = {}
+    for s in names:
+        d = derive(s, attention)
+        o = d.initial_velocity_order
+        rows[d.scheme.name] = [
+            _math(d.scheme.speed), _math(d.scheme.radial), _math(d.reduction.gamma_dot),
+            _math(d.initial_velocity),
+            "n/a" if o is None else rf"$\Theta({latex(o.var ** o.exponent)})$",
+            d.terminal.law, _math(d.terminal.epsilon), _math(d.terminal.rate)]
+    df = pd.DataFrame.from_dict(rows, orient="index", columns=list(TABLE_COLUMNS))
+    df.index.name = "scheme"
+    return df if format == "dataframe" else _booktabs(df)
+
+
+def _math(expr) -> str:
+    return "undecided" if expr is None or isinstance(expr, str) else f"${latex(expr)}$"
+
+
+def _booktabs(df) -> str:
+    def esc(text):
+        return text if text.startswith("$") else text.replace("_", r"\_").replace("&", r"\&")
+    head = " & ".join(["scheme", *(esc(c).replace("1 - gamma ~", r"$1-\gamma \sim$")
+                                   for c in df.columns)])
+    body = [" & ".join([esc(name), *(esc(str(v)) for v in row)]) + r" \\"
+            for name, row in df.iterrows()]
+    return "\n".join([r"% symdyn: sd.table(..., format='latex'); needs \usepackage{booktabs}",
+                      r"\begin{tabular}{" + "l" * (len(df.columns) + 1) + "}", r"\toprule",
+                      head + r" \\", r"\midrule", *body, r"\bottomrule", r"\end{tabular}"])

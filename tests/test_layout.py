@@ -1,0 +1,116 @@
+"""The tree is what the docs say it is, and data flows one way (tests/layout.py).
+
+Layers (each subpackage's docstring names its own): base 0; model and ode 1;
+reduced and particles 2; studies 3; output 4; cli on top. A module imports
+only from a lower layer or its own subpackage.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import layout  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def test_no_arrow_goes_up_or_sideways_and_no_circle():
+    edges = layout.graph()
+    assert layout.wrong_way(edges) == []
+    assert layout.floors(edges)[1] == []
+
+
+def test_the_checker_sees_an_arrow_up_and_a_circle():
+    # Negative control: an output module imported by a model module is caught,
+    # and so is a circle between two modules.
+    edges = {k: set(v) for k, v in layout.graph().items()}
+    edges["symdyn.model.registry"].add("symdyn.output.plot")
+    assert ("symdyn.model.registry", "symdyn.output.plot") in layout.wrong_way(edges)
+    edges["symdyn.model.symbols"].add("symdyn.model.registry")
+    assert layout.floors(edges)[1]
+
+
+def test_every_module_says_its_layer():
+    for name, f in layout.modules().items():
+        doc = (f.read_text().split('"""')[1] if f.read_text().lstrip().startswith(('"""', 'r"""'))
+               else "")
+        assert doc.strip(), f"{name} has no docstring"
+        rank, sub = layout.layer(name)
+        if sub and f.name == "__init__.py":
+            assert doc.startswith(f"Layer {rank}, {sub}"), name
+
+
+def _named_in_docs():
+    names = set()
+    for f in DOCS:
+        text = f.read_text()
+        names |= {m.replace("/", ".")[:-3] for m in re.findall(r"\bsymdyn/[\w/]+\.py\b", text)}
+        names |= set(re.findall(r"\bsymdyn(?:\.[a-z_][\w]*)+", text))
+    return sorted(names)
+
+
+@pytest.mark.parametrize("name", _named_in_docs())
+def test_every_module_the_docs_name_exists(name):
+    # A dotted name may end in an attribute (symdyn.reduced.solver.solve): the
+    # longest importable prefix must hold the rest.
+    parts = name.split(".")
+    for k in range(len(parts), 0, -1):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)   # no old paths in docs
+                obj = importlib.import_module(".".join(parts[:k]))
+        except ModuleNotFoundError:
+            continue
+        for attr in parts[k:]:
+            assert hasattr(obj, attr), f"{name}: {'.'.join(parts[:k])} has no {attr}"
+            obj = getattr(obj, attr)
+        return
+    pytest.fail(f"{name} is named in the docs but does not exist")
+
+
+def test_a_name_that_does_not_exist_is_caught():
+    # Negative control for the test above.
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("symdyn.reduced.schemes")
+
+
+@pytest.mark.parametrize("old, new", [("registry", "symdyn.model.registry"),
+                                      ("solver", "symdyn.reduced.solver"),
+                                      ("integrate", "symdyn.ode.integrate"),
+                                      ("sweeps", "symdyn.studies.sweeps")])
+def test_old_import_paths_work_with_a_deprecation_warning(old, new):
+    for name in [f"symdyn.{old}"]:
+        sys.modules.pop(name, None)
+    import symdyn
+    symdyn.__dict__.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"symdyn.{old} moved to {new}"):
+        module = importlib.import_module(f"symdyn.{old}")
+    assert module is importlib.import_module(new)
+    symdyn.__dict__.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"symdyn.{old} moved"):
+        assert getattr(symdyn, old) is module
+
+
+def test_the_public_submodules_and_the_old_particles_names_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        import symdyn as sd
+        from symdyn.particles import Simulation, simulate
+        assert simulate is sd.simulate and Simulation is sd.Simulation
+        assert sd.init.sphere and sd.weights and sd.plot.style and sd.symbols.t
+
+
+def test_the_version_has_one_source():
+    import symdyn
+    from symdyn.base import version
+    assert symdyn.__version__ == version.__version__
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert f'version = "{version.__version__}"' in pyproject
