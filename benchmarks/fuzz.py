@@ -221,8 +221,8 @@ def invariants(value) -> str | None:
                 and "Traceback" not in err:
             return "CLEAR"
         raise CliError(f"exit {code}, {len(err)} chars: {err.strip()[-200:]!r}")
-    if isinstance(value, float):
-        return None if np.isfinite(value) and value > 0 else f"law value {value}"
+    if isinstance(value, float):   # law_of_t("alpha"): finite and >= 0 (alpha = 0: velocity 0)
+        return None if np.isfinite(value) and value >= 0 else f"law value {value}"
     if isinstance(value, sp.Basic):
         return "nan/zoo in a formula" if value.has(sp.nan, sp.zoo) else None
     for field in ("gamma", "epsilon", "r", "min_cosine"):

@@ -47,7 +47,9 @@ OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2; a long argument echoed is cut
         message = re.sub(r"'([^']{60})[^']{4,}'", r"'\1...'", message)
-        raise _UsageError(f"{self.prog}: {message}")
+        message = re.sub(r"(\S{60})\S{4,}", r"\1...", message)   # unquoted echoes too
+        where = self.prog.removeprefix("symdyn").strip()
+        raise _UsageError(f"{where}: {message}" if where else message)
 
 
 class _UsageError(Exception):

@@ -350,3 +350,16 @@ def test_a_long_argument_gives_one_short_line(argv, capsys):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and len(err) <= 300, err
     assert argv[-1][:20] in err or argv[3][:20] in err      # the culprit is still named
+
+
+def test_unrecognized_long_arguments_are_cut_in_one_short_line(capsys):
+    # Found by benchmarks/fuzz.py (seed 3): argparse lists unrecognized
+    # arguments unquoted, and a 400-character one came back whole, after a
+    # doubled "symdyn: error: symdyn:" prefix.
+    long = "1" * 400
+    assert main(["simulate", "post-ln", "--n", "4", "--d", "3", "--beta", "1",
+                     "--t-max", "1", long, "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 200 and "unrecognized arguments" in err
+    assert err.startswith("symdyn: error: ") and "error: symdyn:" not in err
+    assert "1" * 60 + "..." in err                 # the culprit still named

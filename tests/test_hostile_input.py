@@ -622,3 +622,15 @@ def test_law_of_t_refuses_a_time_that_is_not_one_real_number(bad):
     assert law(2.0) == 3.0                    # control: a real time is a value
     with pytest.raises(ValueError, match="^t: "):
         law(bad)
+
+
+def test_law_of_t_outside_its_range_is_a_value_error_naming_the_law():
+    # Found by benchmarks/fuzz.py (seed 3): alpha = sqrt(t) at t = -5 was a bare
+    # ArithmeticError saying "simulate:". It is a ValueError (and still the
+    # ArithmeticError simulate raises along a trajectory).
+    law = sd.scheme("ngpt", alpha="sqrt(t)").law_of_t("alpha")
+    assert law(4.0) == 2.0                   # control: inside its range, a value
+    with pytest.raises(ValueError, match=r"^alpha: the law alpha = sqrt\(t\) of ngpt"):
+        law(-5.0)
+    with pytest.raises(ArithmeticError):
+        law(-5.0)

@@ -41,6 +41,7 @@ from .expressions import (
     python_names,
     substitute,
 )
+from .law_limits import SpeedLawError
 from .symbols import ALL_SYMBOLS, SCHEME_SYMBOLS, A_norm, a, r, t
 
 
@@ -664,9 +665,9 @@ def _law_of_t(s: Scheme, name: str):
         with np.errstate(all="ignore"):
             v = float(f(np.float64(tk)))        # numpy division: 1/0 = inf, not an error
         if name == "speed" and not v > 0:       # +inf: velocity 0
-            raise ArithmeticError(f"simulate: {speed_fault(s, v, tk, name)}")
+            raise SpeedLawError(f"{name}: {speed_fault(s, v, tk, name)}")
         if name != "speed" and not (np.isfinite(v) and v >= 0):   # alpha = 0: velocity 0
-            raise ArithmeticError(f"simulate: the law {name} = {law} of {s.name} (speed "
+            raise SpeedLawError(f"{name}: the law {name} = {law} of {s.name} (speed "
                                   f"s = {s.speed}) is {v:.6g} at t = {float(tk):.6g}; it "
                                   f"must be finite and >= 0 at every simulated time")
         return v
