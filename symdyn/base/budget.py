@@ -12,9 +12,11 @@ Layer 0, base.
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 
 #: Seconds a public derivation (reduce, terminal, initial velocity, leading
@@ -24,6 +26,12 @@ from contextlib import contextmanager
 SECONDS = {"derivation": 120.0, "tidy": 1.0}
 
 _active = threading.local()
+_cuts = [0]      # how many times a budget has cut work short, in this process
+
+
+def cuts() -> int:
+    """How many times :func:`time_limit` or :func:`within` cut work short so far."""
+    return _cuts[0]
 
 
 class _Overrun(BaseException):
@@ -55,6 +63,7 @@ def time_limit(what: str):
     try:
         yield
     except _Overrun:
+        _cuts[0] += 1
         raise ValueError(f"{what}: the derivation did not finish within {seconds:g} s "
                          f"(symdyn.base.budget.SECONDS['derivation']); simplify the law or "
                          f"raise the limit") from None
@@ -86,6 +95,7 @@ def within(f, *args, otherwise, seconds=None):
         return f(*args)
     except _Overrun:
         overran = True
+        _cuts[0] += 1
         if not ours:
             raise
         return otherwise
@@ -96,3 +106,33 @@ def within(f, *args, otherwise, seconds=None):
         if not outer:
             _active.on = False
             signal.signal(signal.SIGALRM, previous)
+
+
+def complete_cache(maxsize: int = 128):
+    """``functools.lru_cache`` that keeps only complete answers: a call during
+    which a budget cut work short (a derivation stopped, a simplification
+    skipped, even if caught inside) is returned but not stored, so the next
+    call with a larger budget derives it again. Exceptions are never stored.
+    """
+    def decorate(f):
+        store, lock = OrderedDict(), threading.Lock()
+
+        @functools.wraps(f)
+        def cached(*args):
+            with lock:
+                if args in store:
+                    store.move_to_end(args)
+                    return store[args]
+            before = cuts()
+            value = f(*args)
+            if cuts() == before:
+                with lock:
+                    store[args] = value
+                    while len(store) > maxsize:
+                        store.popitem(last=False)
+            return value
+
+        cached.cache_clear = store.clear
+        cached.cache_len = store.__len__
+        return cached
+    return decorate

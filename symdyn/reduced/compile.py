@@ -29,6 +29,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..base.budget import complete_cache
 from ..base.checks import check_attention
 from ..model.registry import Scheme, lambdify_phases, piecewise_breakpoints
 from ..model.registry import scheme as get_scheme
@@ -133,7 +134,7 @@ def stable_system(scheme, attention: str = "softmax") -> StableSystem:
     return _stable_system(get_scheme(scheme), check_attention(attention))
 
 
-@lru_cache(maxsize=256)
+@complete_cache(maxsize=256)
 def _stable_system(s: Scheme, attention: str) -> StableSystem:
     red = reduce(s, attention)
     u_dot = stabilize(-red.gamma_dot) / epsilon

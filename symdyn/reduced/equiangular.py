@@ -26,11 +26,10 @@ Layer 2, reduced.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import sympy as sp
 
-from ..base.budget import time_limit, within
+from ..base.budget import complete_cache, time_limit, within
 from ..base.checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
 from ..model.display import formula_table, latex
 from ..model.expressions import LIMITS, ExprLike, in_domain, substitute, value
@@ -212,7 +211,7 @@ def large_exact(beta) -> bool:
     return bool(beta.is_number and beta.is_comparable and abs(beta) > LIMITS["exponent"])
 
 
-@lru_cache(maxsize=256)
+@complete_cache(maxsize=256)
 def _reduce(s: Scheme, attention: str, beta: sp.Expr) -> Reduction:
     frame = _Frame()
     theta = {k: {k: sp.Integer(1)} for k in ("1", "2")}

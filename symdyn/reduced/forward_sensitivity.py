@@ -35,6 +35,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..base.budget import complete_cache
 from ..base.checks import check_attention, shown
 from ..model.registry import Scheme, SchemeLike, lambdify_phases
 from ..model.registry import scheme as get_scheme
@@ -135,7 +136,7 @@ def parameter_names(s: Scheme, wrt=None) -> tuple:
     return wrt
 
 
-@lru_cache(maxsize=128)
+@complete_cache(maxsize=128)
 def _sensitivity(s: Scheme, attention: str, wrt: tuple) -> Sensitivity:
     system = stable_system(s, attention)
     fu, fr = system.log_eps_dot, system.r_dot

@@ -10,10 +10,10 @@ Layer 2, reduced.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import sympy as sp
 
+from ..base.budget import complete_cache
 from ..base.checks import shown
 from ..model.display import formula_table, latex
 from ..model.registry import Scheme, SchemeLike
@@ -120,7 +120,7 @@ def derive(scheme: SchemeLike, attention: str = "softmax") -> Derivation:
     return _derive(get_scheme(scheme), attention)
 
 
-@lru_cache(maxsize=128)
+@complete_cache(maxsize=128)
 def _derive(s: Scheme, attention: str) -> Derivation:
     # The reduction is the one result everything else needs; a later step
     # that sympy cannot finish (ValueError, incl. the time budget) is
