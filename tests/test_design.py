@@ -16,7 +16,7 @@ def test_target_is_reached_and_confirmed_by_the_simulator(family):
     assert res.success
     # an independent solve at the parameters found, at the default tolerance
     s = sd.alpha_family(family, depth=4.0)
-    gamma_L = sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=[4.0], **res.params).gamma[-1]
+    gamma_L = sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=[4.0], params=res.params).gamma[-1]
     assert abs(gamma_L - 0.9) < 1e-8
     # the n-particle system from an equiangular start, identity weights
     assert abs(res.check["identity"] - 0.9) < 1e-6
@@ -55,7 +55,7 @@ def test_profile_recovers_known_parameters():
     truth = {"a0": 0.8, "p": -0.5}
     times = np.linspace(0.5, 4.0, 8)
     s = sd.alpha_family("power")
-    goal = sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=times, rtol=1e-13, **truth).gamma
+    goal = sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=times, rtol=1e-13, params=truth).gamma
     res = sd.design("power", objective="profile", times=times, target=goal, check=False,
                     **PROBLEM)
     assert res.success and res.value < 1e-10
@@ -71,16 +71,16 @@ def test_speed_optimum_beats_its_perturbations_and_the_builtins():
                     **PROBLEM)
     assert res.success and res.trajectory.gamma[-1] <= 0.9 + 1e-9
     s = sd.alpha_family("affine")
-    z = evaluate(s, "speed", target=0.9, layers=8, **PROBLEM, **res.params)
+    z = evaluate(s, "speed", target=0.9, layers=8, **PROBLEM, params=res.params)
     assert abs(z - res.value) < 1e-9
     rng = np.random.default_rng(0)
     for _ in range(6):           # feasible perturbations do no better
         p = {k: max(v * (1 + 0.05 * rng.standard_normal()), 0.0)
              for k, v in res.params.items()}
         p["a0"] = max(p["a0"], 1e-3)
-        gamma_L = sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=[4.0], **p).gamma[-1]
+        gamma_L = sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=[4.0], params=p).gamma[-1]
         if gamma_L <= 0.9:
-            assert evaluate(s, "speed", target=0.9, layers=8, **PROBLEM, **p) <= z + 1e-7
+            assert evaluate(s, "speed", target=0.9, layers=8, **PROBLEM, params=p) <= z + 1e-7
     # every built-in that respects gamma(L) <= 0.9 moves slower in its slowest layer
     df = compare("speed", target=0.9, layers=8, families=[], **PROBLEM)
     feasible = df[df.feasible]

@@ -41,7 +41,7 @@ def test_bind_substitutes_and_checks():
 
 @pytest.mark.parametrize("params, match", [
     ({"beta": 1}, "symbol of the model"),
-    ({"gamma0": 1}, "argument name"),
+    ({"gamma0": 1}, "symbol of the model"),
     ({"x y": 1}, "identifier"),
     ({"_c": 1}, "identifier"),
     ({"exp": 1}, "function"),
@@ -77,7 +77,8 @@ def test_parameters_parse_only_through_expressions():
 def test_parameter_is_a_batch_axis_equal_to_bound_schemes():
     import numpy as np
     fam = damped()
-    tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0], c=np.array([0.0, 0.5, 1.0]))
+    tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0],
+                  params={"c": np.array([0.0, 0.5, 1.0])})
     assert tr.gamma.shape == (3, 2) and list(tr.params) == ["c"]
     # oracle 1: c = 0 is nGPT with alpha = 1 (speed A_norm), a scheme compiled separately
     ngpt = sd.solve("ngpt", n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0])
@@ -96,34 +97,57 @@ def test_parameter_is_a_batch_axis_equal_to_bound_schemes():
 def test_parameters_broadcast_with_the_model_arguments():
     import numpy as np
     fam = sd.scheme("ngpt", alpha="a0 + a1*t", params={"a0": 1, "a1": 0.5})
-    tr = sd.solve(fam, n=[4, 8], beta=1.0, gamma0=0.0, t=[1.0], a1=np.array([[0.0], [2.0]]))
+    a1 = np.array([[0.0], [2.0]])
+    tr = sd.solve(fam, n=[4, 8], beta=1.0, gamma0=0.0, t=[1.0], params={"a1": a1})
     assert tr.gamma.shape == (2, 2, 1) and tr.params["a0"].shape == (2, 2)
-    one = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], a1=2.0)
+    one = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], params={"a1": 2.0})
     assert abs(tr.gamma[1, 1] - one.gamma).max() < 1e-13
 
 
 def test_bad_parameter_values_in_solve():
     fam = damped()
     with pytest.raises(ValueError, match="k: not a parameter of damped"):
-        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], k=1.0)
+        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], params={"k": 1.0})
     with pytest.raises(ValueError, match="c must be finite"):
-        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], c=float("nan"))
+        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], params={"c": float("nan")})
     with pytest.raises(ValueError, match="speed.*t = 0.5"):     # 1 - 2 t reaches 0 at t = 1/2
-        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], c=[0.0, -2.0])
+        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], params={"c": [0.0, -2.0]})
     with pytest.raises(ValueError, match="do not broadcast"):
-        sd.solve(fam, n=[4, 8], beta=1.0, gamma0=0.0, t=[1.0], c=[0.0, 1.0, 2.0])
+        sd.solve(fam, n=[4, 8], beta=1.0, gamma0=0.0, t=[1.0], params={"c": [0.0, 1.0, 2.0]})
     with pytest.raises(ValueError, match="not a parameter of post-ln"):
-        sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], c=1.0)
+        sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], params={"c": 1.0})
 
 
 def test_simulate_takes_parameter_values():
     fam = damped()
     X0 = sd.init.equiangular(8, 8, 0.0, seed=1)
     for c in (0.0, 0.7):
-        tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0], c=c)
-        sim = sd.simulate(fam, X0, beta=1.0, t=[1.0, 3.0], c=c)
+        tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0], params={"c": c})
+        sim = sd.simulate(fam, X0, beta=1.0, t=[1.0, 3.0], params={"c": c})
         assert abs(sim.gamma - tr.gamma).max() < 1e-9
-    other = sd.simulate(fam, X0, beta=1.0, t=[1.0, 3.0], c=2.0)   # negative control
+    other = sd.simulate(fam, X0, beta=1.0, t=[1.0, 3.0], params={"c": 2.0})   # negative control
     assert abs(other.gamma[0] - tr.gamma[0]) > 1e-2
     with pytest.raises(ValueError, match="^c:"):
-        sd.simulate(fam, X0, beta=1.0, t=[1.0], c=[0.1, 0.2])
+        sd.simulate(fam, X0, beta=1.0, t=[1.0], params={"c": [0.1, 0.2]})
+
+
+def test_parameters_have_their_own_namespace():
+    # Issue 25, item 4: a parameter may be named like a run option (rtol), a
+    # mistyped option is named as an option, and the old way still works once
+    # with a DeprecationWarning.
+    fam = sd.custom_scheme("tolerant", speed="1 + rtol*t", params={"rtol": 0.5})
+    tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[2.0], params={"rtol": 2.0}, rtol=1e-10)
+    ref = sd.solve(fam.bind(rtol=2.0), n=8, beta=1.0, gamma0=0.0, t=[2.0], rtol=1e-10)
+    assert tr.gamma[-1] == ref.gamma[-1]
+    X0 = sd.init.equiangular(8, 8, 0.0, seed=1)
+    with pytest.raises(ValueError, match=r"^save_X: not an argument of simulate .*save_x"):
+        sd.simulate("post-ln", X0, beta=1.0, t=[1.0], save_X=True)
+    with pytest.raises(ValueError, match=r"^rtoll: not an argument of solve"):
+        sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], rtoll=1e-8)
+    fam = damped()
+    with pytest.warns(DeprecationWarning, match="params="):
+        old = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], c=0.7)
+    new = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], params={"c": 0.7})
+    assert old.gamma[-1] == new.gamma[-1]
+    with pytest.raises(ValueError, match="given twice"):
+        sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], params={"c": 0.7}, c=0.7)

@@ -29,14 +29,24 @@ CASES = [  # scheme, base values, parameters
 ]
 
 
+MODEL = ("n", "beta", "gamma0", "r0")
+
+
+def solve(scheme, values, **options):
+    """sd.solve with ``values`` split into the model's arguments and params=."""
+    model = {k: v for k, v in values.items() if k in MODEL}
+    params = {k: v for k, v in values.items() if k not in MODEL}
+    return sd.solve(scheme, **model, params=params, **options)
+
+
 def central_difference(scheme, values, q, h):
     """d gamma/dq = -epsilon d log(epsilon)/dq, the latter by central
     differences of the solver's log epsilon (gamma itself rounds near 1)."""
     up, down = dict(values), dict(values)
     up[q] += h
     down[q] -= h
-    u = [sd.solve(scheme, t=T, rtol=1e-13, **v).log_epsilon for v in (up, down)]
-    eps = sd.solve(scheme, t=T, rtol=1e-13, **values).epsilon
+    u = [solve(scheme, v, t=T, rtol=1e-13).log_epsilon for v in (up, down)]
+    eps = solve(scheme, values, t=T, rtol=1e-13).epsilon
     return -eps * (u[0] - u[1]) / (2 * h)
 
 
@@ -47,7 +57,7 @@ def relative(a, b):
 @pytest.mark.parametrize("make, values, wrt", CASES)
 def test_sensitivities_match_finite_differences(make, values, wrt):
     scheme = make()
-    tr = sd.solve(scheme, t=T, sensitivities=wrt, **values)
+    tr = solve(scheme, values, t=T, sensitivities=wrt)
     assert set(tr.sensitivities) == set(wrt)
     for q in wrt:
         fd = central_difference(scheme, values, q, 1e-4 * max(1.0, abs(values[q])))
@@ -57,8 +67,8 @@ def test_sensitivities_match_finite_differences(make, values, wrt):
 @pytest.mark.parametrize("make, values, wrt", [CASES[0], CASES[2], CASES[3]])
 def test_sensitivities_match_mpmath(make, values, wrt):
     scheme = make()
-    tr = sd.solve(scheme, t=T[:2], sensitivities=wrt, **values)
-    hp = sd.solve(scheme, t=T[:2], sensitivities=wrt, dps=20, **values)
+    tr = solve(scheme, values, t=T[:2], sensitivities=wrt)
+    hp = solve(scheme, values, t=T[:2], sensitivities=wrt, dps=20)
     for q in wrt:
         exact = np.array(hp.sensitivities[q], dtype=float)
         assert relative(tr.sensitivities[q], exact).max() < 1e-9, q
@@ -66,13 +76,13 @@ def test_sensitivities_match_mpmath(make, values, wrt):
 
 def test_sensitivities_batch_like_gamma():
     fam = damped()
-    tr = sd.solve(fam, n=[8, 64], beta=1.0, gamma0=0.0, t=T, c=[[0.0], [1.0]],
+    tr = sd.solve(fam, n=[8, 64], beta=1.0, gamma0=0.0, t=T, params={"c": [[0.0], [1.0]]},
                   sensitivities=True)
     assert tr.sensitivities.keys() == {"c", "beta", "gamma0"}
     assert all(v.shape == (2, 2, 3) for v in tr.sensitivities.values())
     # the same state (all three sensitivities ride along and enter the error
     # norm), so the same steps: a member does not depend on its batch
-    one = sd.solve(fam, n=64, beta=1.0, gamma0=0.0, t=T, c=1.0, sensitivities=True)
+    one = sd.solve(fam, n=64, beta=1.0, gamma0=0.0, t=T, params={"c": 1.0}, sensitivities=True)
     assert relative(tr.sensitivities["c"][1, 1], one.sensitivities["c"]).max() < 1e-12
 
 
@@ -95,7 +105,7 @@ def test_negative_control_a_wrong_system_fails_the_check(monkeypatch):
 
     monkeypatch.setattr(solver_module, "rates", forcing_only)
     scheme, values = damped(), dict(n=8, beta=1.0, gamma0=0.0, c=0.5)
-    tr = sd.solve(scheme, t=T, sensitivities=["c"], **values)
+    tr = solve(scheme, values, t=T, sensitivities=["c"])
     fd = central_difference(scheme, values, "c", 1e-4)
     assert relative(tr.sensitivities["c"], fd).max() > 1e-3
     assert forward_sensitivity.rates is not forcing_only

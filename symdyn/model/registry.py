@@ -41,7 +41,7 @@ from .expressions import (
     python_names,
     substitute,
 )
-from .law_limits import SpeedLawError
+from .law_limits import SpeedLawError, law_text
 from .symbols import ALL_SYMBOLS, SCHEME_SYMBOLS, A_norm, a, r, t
 
 
@@ -319,14 +319,6 @@ _REGISTRY = {
 # free parameters
 # --------------------------------------------------------------------------
 
-#: Keyword arguments of solve, simulate, sensitivity and design: a parameter
-#: is passed by its name beside them, so it may not take one of theirs.
-KEYWORDS = frozenset({
-    "scheme", "n", "beta", "gamma0", "r0", "t", "attention", "rtol", "atol", "dps",
-    "sensitivities", "X0", "weights", "step", "save_x", "cluster_threshold", "alpha",
-    "t_switch", "params", "wrt", "objective", "target", "depth", "bounds", "x0",
-    "profile", "times", "check", "d", "seed", "family", "name", "speed", "radial",
-})
 
 
 def _shadowed(name: str) -> str | None:
@@ -334,12 +326,10 @@ def _shadowed(name: str) -> str | None:
     if not (name.isidentifier() and name.isascii()) or keyword.iskeyword(name) \
             or name.startswith("_"):
         return "not a Python identifier (letters, digits, '_'; no leading '_' or digit)"
-    if name in ALL_SYMBOLS or name in ("epsilon", "B", "E", "r_0", "s", "u"):
+    if name in ALL_SYMBOLS or name in ("epsilon", "B", "E", "r_0", "s", "u", "gamma0", "r0"):
         return "a symbol of the model (t, r, a, A_norm, n, beta, gamma, C, epsilon, ...)"
     if name in FUNCTIONS or name in CONSTANTS:
         return "a function or constant of expressions"
-    if name in KEYWORDS:
-        return "an argument name of solve, simulate or design"
     if name in python_names() or any(hasattr(m, name) for m in (
             np, scipy.special, mpmath, math, builtins)):
         return "a name of numpy, scipy, mpmath or Python that compiled laws use"
@@ -360,6 +350,32 @@ def free_parameters(params: Mapping | None) -> tuple:
             raise ValueError(f"params: {shown(name)} cannot name a parameter: {why}")
         free.append((sp.Symbol(name, real=True), number(default, f"params[{shown(name)}]")))
     return tuple(free)
+
+
+def run_parameters(s: Scheme, params, legacy: dict, entry: str, options) -> dict:
+    """The free-parameter values of a run of ``s``: ``params`` (a dict; its
+    own namespace) and, for one release, values passed beside the run
+    options (``solve(..., c=0.5)``) with a ``DeprecationWarning``. A keyword
+    that is neither an option of ``entry`` nor a parameter of ``s`` is a
+    mistyped option (``save_X``), said so with the options."""
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params: expected a dict of parameter name: value, got {shown(params)}")
+    stray = [k for k in legacy if k not in s.defaults]
+    if stray:
+        raise ValueError(f"{law_text(', '.join(stray), 60)}: not an argument of {entry} (its "
+                         f"arguments: {', '.join(options)}); free parameters of a scheme "
+                         f"go in params={{...}}")
+    both = set(params) & set(legacy)
+    if both:
+        raise ValueError(f"{', '.join(sorted(both))}: given twice (params= and a keyword)")
+    if legacy:
+        import warnings
+        warnings.warn(f"{entry}(..., {', '.join(legacy)}=...): pass a scheme's parameters as "
+                      f"params={{...}}; beside the options they go in the next release",
+                      DeprecationWarning, stacklevel=3)
+    return {**params, **legacy}
 
 
 def _symbols(free) -> dict:

@@ -209,7 +209,7 @@ def design_section(out: Path, folder: str) -> str:
             trajectory(solve(name, t=grid, **kw), "gamma", ax=ax, scheme=name)
         for label, row in table[table.kind == "designed"].iterrows():
             fam = alpha_family(row.family, p["depth"])
-            trajectory(solve(fam, t=grid, **kw, **row.params), "gamma", ax=ax,
+            trajectory(solve(fam, t=grid, **kw, params=row.params), "gamma", ax=ax,
                        **{**style(fam), "label": f"designed: {label}"}, lw=1.1)
         ax.axhline(p["target"], color="grey", lw=0.7)
         legend(fig, ax)

@@ -53,7 +53,15 @@ from ..base.checks import (
 from ..model import log_clock
 from ..model.display import simulation_rows, summary_html
 from ..model.law_limits import R_UNDERFLOW, check_speed, underflow
-from ..model.registry import LayerRule, Scheme, SchemeLike, radial_fault, speed_fault, unit
+from ..model.registry import (
+    LayerRule,
+    Scheme,
+    SchemeLike,
+    radial_fault,
+    run_parameters,
+    speed_fault,
+    unit,
+)
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import SCHEME_SYMBOLS, a, r
 from ..model.symbols import beta as b_sym
@@ -504,13 +512,18 @@ def layer_times(t, step, flops=0.0):
     return times
 
 
+#: the options of :func:`simulate` (a scheme's parameters go in ``params=``)
+SIMULATE_OPTIONS = ("scheme", "X0", "beta", "t", "weights", "attention", "step", "rtol", "atol",
+                    "save_x", "cluster_threshold", "merge", "clock", "dtype", "method", "params")
+
+
 def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              weights: Weights | tuple | None = None, attention: str = "softmax",
              step: float | None = None, *, rtol: float | None = None,
              atol: float | None = None,
              save_x: bool = False, cluster_threshold: float = 0.999,
              merge: float | None = None, clock: str = "t", dtype=np.float64,
-             method: str = "auto", **params: float) -> Simulation:
+             method: str = "auto", params: dict | None = None, **legacy) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters
@@ -570,9 +583,11 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         :mod:`symdyn.ode.stiffness`; float64, at most ``rosenbrock.MAX_DIM`` state
         components, the batch's Jacobians within ``stiffness.JAC_FLOATS``
         floats); ``"dop853"`` stays explicit.
-    **params : float
-        Values of the scheme's free parameters (one number each; defaults
-        where omitted): the run uses ``scheme.bind(**params)``.
+    params : dict of str to float, optional
+        Values of the scheme's free parameters (``params={"c": 0.5}``, one
+        number each; defaults where omitted): the run uses
+        ``scheme.bind(**params)``. (Passing them beside the options is
+        deprecated.)
 
     Raises
     ------
@@ -595,7 +610,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     True
     """
     s = resolve(scheme)
-    s = s.bind(**params) if isinstance(s, Scheme) else s
+    if isinstance(s, Scheme):
+        s = s.bind(**run_parameters(s, params, legacy, "simulate", SIMULATE_OPTIONS))
     _concrete(s)
     check_attention(attention)
     step = None if step is None else number(step, "step", 0, low_open=True)

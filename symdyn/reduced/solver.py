@@ -37,7 +37,7 @@ from ..base.checks import (
 )
 from ..model.display import summary_html, trajectory_rows
 from ..model.law_limits import R_UNDERFLOW, check_speed, law_text, underflow
-from ..model.registry import Scheme
+from ..model.registry import Scheme, run_parameters
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
@@ -159,8 +159,14 @@ def _wrt(s: Scheme, sensitivities):
     return parameter_names(s, None if sensitivities is True else sensitivities)
 
 
+#: the options of :func:`solve` (a scheme's parameters go in ``params=``)
+SOLVE_OPTIONS = ("scheme", "n", "beta", "gamma0", "r0", "t", "attention", "rtol", "atol", "dps",
+                 "sensitivities", "params")
+
+
 def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
-          rtol=1e-11, atol=1e-12, dps=None, sensitivities=False, **params) -> Trajectory:
+          rtol=1e-11, atol=1e-12, dps=None, sensitivities=False, params=None,
+          **legacy) -> Trajectory:
     """Solve the reduced ODE of ``scheme`` from equiangular starts.
 
     Parameters
@@ -191,9 +197,10 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
         ``Trajectory.sensitivities``: ``True`` for the scheme's free
         parameters, ``beta`` and ``gamma0``; or names among those, ``n`` and
         ``r0``. Their errors are controlled with the same ``rtol``.
-    **params : float or array
-        Values of the scheme's free parameters (``c=0.5``, or an array: one
-        more batch axis, broadcast with ``n`` etc.); defaults where omitted.
+    params : dict of str to float or array, optional
+        Values of the scheme's free parameters (``params={"c": 0.5}``, or an
+        array: one more batch axis, broadcast with ``n`` etc.); defaults where
+        omitted. (Passing them beside the options, ``c=0.5``, is deprecated.)
 
     Returns
     -------
@@ -209,7 +216,7 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     >>> tr.gamma.shape
     (2, 2)
     >>> fam = sd.custom_scheme("damped", speed="A_norm/(1 + c*t)", params={"c": 0.5})
-    >>> tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1, 3], c=[0.0, 1.0],
+    >>> tr = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1, 3], params={"c": [0.0, 1.0]},
     ...               sensitivities=["c"])
     >>> tr.gamma.shape, tr.sensitivities["c"].shape
     ((2, 2), (2, 2))
@@ -217,6 +224,7 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     if not isinstance(scheme, (str, Scheme)):
         raise ValueError(f"scheme: expected a name or a Scheme, got {shown(scheme)}")
     s = get_scheme(scheme)
+    params = run_parameters(s, params, legacy, "solve", SOLVE_OPTIONS)
     check_attention(attention)
     times = output_times(t, MAX_TIMES, "each costs about 30 us of Python")
     _check_size(s, times, (n, beta, gamma0, r0, *params.values()), sensitivities)

@@ -179,7 +179,7 @@ class _Model:
         if key not in self.memo:
             try:
                 tr = solve(self.s, t=self.times, rtol=RTOL, sensitivities=self.names,
-                           **self.fixed, **dict(zip(self.names, key, strict=True)))
+                           **self.fixed, params=dict(zip(self.names, key, strict=True)))
             except (ValueError, ArithmeticError) as exc:
                 raise _LawFails(str(exc)) from None
             jac = np.stack([tr.sensitivities[q] for q in self.names], axis=-1)
@@ -262,7 +262,7 @@ def design(family: SchemeLike, objective: str = "target", *, depth: float, n: fl
         p, ok, msg, value = _stopped(objective, model, goal, exc, L)
     params = dict(zip(names, map(float, p), strict=True))
     tr = solve(s, n=n, beta=beta, gamma0=gamma0, t=np.linspace(0, L, 201),
-               attention=attention, **params)
+               attention=attention, params=params)
     result = {} if not check else _check(s, params, L, n, beta, gamma0, attention, tr, d, seed)
     return Design(s, params, objective, value, tr, ok, msg, model.nfev, result)
 
@@ -410,14 +410,15 @@ def _check(s, params, L, n, beta, gamma0, attention, tr, d, seed):
     X0 = equiangular(k, d, gamma0, seed=seed)
     out = {"reduced": float(tr.gamma[-1])}
     for name, w in (("identity", None), ("kaiming", kaiming(d, seed=seed))):
-        sim = simulate(s, X0, beta=beta, t=[L], weights=w, attention=attention, **params)
+        sim = simulate(s, X0, beta=beta, t=[L], weights=w, attention=attention,
+                       params=params)
         out[name] = float(sim.gamma[-1])
     return out
 
 
 def evaluate(scheme: SchemeLike, objective: str, *, depth: float, n: float, beta: float,
              gamma0: float, target=None, times=None, layers: int = 16,
-             attention: str = "softmax", **params) -> float:
+             attention: str = "softmax", params: dict | None = None) -> float:
     """The score :func:`design` reports (``Design.value``) for ``scheme`` as it is
     (a built-in, or a family at ``params``): for comparing designed schedules
     with the built-in schemes on the same objective.
@@ -431,7 +432,7 @@ def evaluate(scheme: SchemeLike, objective: str, *, depth: float, n: float, beta
     True
     """
     L = number(depth, "depth", 0, low_open=True)
-    kw = dict(n=n, beta=beta, gamma0=gamma0, attention=attention, **params)
+    kw = dict(n=n, beta=beta, gamma0=gamma0, attention=attention, params=params)
     if objective == "target":
         return float(solve(scheme, t=[L], **kw).gamma[-1] - number(target, "target"))
     if objective == "speed":
