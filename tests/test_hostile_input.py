@@ -634,3 +634,21 @@ def test_law_of_t_outside_its_range_is_a_value_error_naming_the_law():
         law(-5.0)
     with pytest.raises(ArithmeticError):
         law(-5.0)
+
+
+
+def test_high_frequency_law_has_its_leading_order_without_waiting():
+    # Found by benchmarks/fuzz.py (seed 3): simplify expanded sin(10**8*t) into
+    # multiple angles until the 120 s derivation budget stopped it. Simplify only
+    # tidies the coefficient: past SECONDS["tidy"] the equal, untidy form is used.
+    lo = sd.leading_order("2 + sin(10**8*t)")
+    assert lo.exponent == 0 and lo.coefficient == parse("2 + sin(10**8*t)", "x", {"t": t})
+
+
+def test_control_untidied_simplify_runs_past_a_short_budget(monkeypatch):
+    # Negative control: with the tidy bound switched off, the same leading order
+    # does not finish within a 5 s derivation budget.
+    monkeypatch.setitem(budget.SECONDS, "tidy", None)
+    monkeypatch.setitem(budget.SECONDS, "derivation", 5.0)
+    with pytest.raises(ValueError, match="did not finish"):
+        sd.leading_order("2 + sin(10**8*t)")

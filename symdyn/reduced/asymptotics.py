@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from ..base.budget import SECONDS, time_limit
+from ..base.budget import SECONDS, time_limit, within
 from ..base.checks import shown
 from ..model.display import formula_table, latex
 from ..model.expressions import ExprLike, _short, in_domain, lambdify, substitute, value
@@ -225,7 +225,7 @@ def _leading_order(expr, var):
         raise _undecided(f"log|{_short(expr)}| / log({var})", var, p)
     if not (p.is_real and p.is_finite):
         raise ValueError(f"expr: no power-law leading order in {var} ({p})")
-    c = sp.simplify(sp.limit(expr / var ** p, var, sp.oo))
+    c = _tidy(sp.limit(expr / var ** p, var, sp.oo))
     if _no_limit(c):
         # sin(n): p = 0 comes out, but sin(n) / n**0 has no limit (it oscillates)
         raise _undecided(f"({_short(expr)}) / {var}**{p}", var, c)
@@ -450,10 +450,17 @@ def _rate(s, attention):
     """lambda(t) along the radius at the cluster, and the radius r(t)."""
     red = reduce(s, attention)
     G = branch_at(red.gamma_dot, sp.oo)
-    rate = sp.simplify(-sp.diff(G, gamma).subs(gamma, 1))
-    rho = sp.simplify(branch_at(red.r_dot, sp.oo).subs(gamma, 1))
+    rate = _tidy(-sp.diff(G, gamma).subs(gamma, 1))
+    rho = _tidy(branch_at(red.r_dot, sp.oo).subs(gamma, 1))
     radius = _radius(rho, sp.Integer(1) if s.on_sphere else r_0)
-    return sp.simplify(rate.subs(r, radius)), radius
+    return _tidy(rate.subs(r, radius)), radius
+
+
+def _tidy(expr):
+    """``simplify(expr)``, or ``expr`` itself (equal, only untidy) when
+    simplify takes longer than ``SECONDS["tidy"]``: trigsimp expands
+    ``sin(10**8*t)`` into multiple angles for minutes."""
+    return within(sp.simplify, expr, otherwise=expr)
 
 
 # --- bounded sympy steps -----------------------------------------------------
