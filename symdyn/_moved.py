@@ -3,7 +3,8 @@
 ``import symdyn.registry`` and ``from symdyn import registry`` still give the
 module, now :mod:`symdyn.model.registry`, and warn once per name. Public
 submodules (``sd.init``, ``sd.weights``, ``sd.plot``, ``sd.symbols``) are not
-deprecated. Remove this module in the release after next.
+deprecated. ``symdyn.particles`` is now the subpackage, which still exports
+``Simulation`` and ``simulate``. Remove this module in the release after next.
 
 Layer 5, the top (entry points).
 """
@@ -41,7 +42,6 @@ MOVED = {
     "law_limits": "model.law_limits",
     "log_clock": "model.log_clock",
     "merging": "particles.merging",
-    "particles": "particles.simulation",
     "phase_diagram": "studies.phase_diagram",
     "plot": "output.plot",
     "progress": "studies.progress",

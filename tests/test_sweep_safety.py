@@ -408,7 +408,9 @@ def fill_disk(monkeypatch, folder, files_that_fit):
     """Files opened by descriptor under ``folder`` (symdyn's temporaries) hit a
     full disk after ``files_that_fit`` of them, 100 bytes into the next."""
     if not os.path.isdir("/proc/self/fd"):
-        pytest.skip("finds a descriptor's file in /proc/self/fd")
+        # the full disk is simulated per file, found from its descriptor in
+        # /proc/self/fd (Linux); elsewhere this test cannot run, and says so
+        pytest.skip("simulating a full disk needs /proc/self/fd (Linux)")
     folder = os.path.realpath(folder)
     real = os.fdopen
     opened = []

@@ -30,8 +30,16 @@ _cuts = [0]      # how many times a budget has cut work short, in this process
 
 
 def cuts() -> int:
-    """How many times :func:`time_limit` or :func:`within` cut work short so far."""
+    """How many times a time bound cut work short so far (:func:`note_cut`)."""
     return _cuts[0]
+
+
+def note_cut() -> None:
+    """Record that a time bound cut work short: :func:`time_limit`,
+    :func:`within` and any other bound of symbolic work (the bounded steps of
+    :mod:`symdyn.reduced.asymptotics`) call it, so :func:`complete_cache`
+    does not keep what they returned."""
+    _cuts[0] += 1
 
 
 class _Overrun(BaseException):
@@ -63,7 +71,7 @@ def time_limit(what: str):
     try:
         yield
     except _Overrun:
-        _cuts[0] += 1
+        note_cut()
         raise ValueError(f"{what}: the derivation did not finish within {seconds:g} s "
                          f"(symdyn.base.budget.SECONDS['derivation']); simplify the law or "
                          f"raise the limit") from None
@@ -95,7 +103,7 @@ def within(f, *args, otherwise, seconds=None):
         return f(*args)
     except _Overrun:
         overran = True
-        _cuts[0] += 1
+        note_cut()
         if not ours:
             raise
         return otherwise
@@ -133,6 +141,5 @@ def complete_cache(maxsize: int = 128):
             return value
 
         cached.cache_clear = store.clear
-        cached.cache_len = store.__len__
         return cached
     return decorate

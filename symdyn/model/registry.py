@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -371,7 +372,6 @@ def run_parameters(s: Scheme, params, legacy: dict, entry: str, options) -> dict
     if both:
         raise ValueError(f"{', '.join(sorted(both))}: given twice (params= and a keyword)")
     if legacy:
-        import warnings
         warnings.warn(f"{entry}(..., {', '.join(legacy)}=...): pass a scheme's parameters as "
                       f"params={{...}}; beside the options they go in the next release",
                       DeprecationWarning, stacklevel=3)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from ..base.budget import SECONDS, time_limit, within
+from ..base.budget import SECONDS, note_cut, time_limit, within
 from ..base.checks import shown
 from ..model.display import formula_table, latex
 from ..model.expressions import ExprLike, _short, in_domain, lambdify, substitute, value
@@ -509,6 +509,7 @@ class _Steps:
                 return fn(*args)
         except _GiveUp:
             self.timed_out = True
+            note_cut()
         except Exception as exc:   # noqa: BLE001 -- sympy's failures: not decided
             self.failure = " ".join(str(exc).split())[:160] or type(exc).__name__
         return None
