@@ -24,7 +24,7 @@ import sympy as sp
 
 import symdyn as sd
 from symdyn.model.expressions import parse
-from symdyn.model.registry import NGPT_SCHEDULES
+from symdyn.model.schemes.ngpt import SCHEDULES as NGPT_SCHEDULES
 from symdyn.model.symbols import C, t
 
 from .result import Result

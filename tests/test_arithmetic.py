@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import symdyn as sd
 import symdyn.ode.scalar as scalar
-from symdyn.model import registry
+from symdyn.model import scheme as registry  # the home of the compiled laws
 from symdyn.reduced import compile as compiled
 
 

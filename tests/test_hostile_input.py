@@ -35,7 +35,8 @@ from sympy.utilities.lambdify import MODULES
 import symdyn as sd
 from symdyn import cli
 from symdyn.base import budget
-from symdyn.model import expressions, registry
+from symdyn.model import expressions
+from symdyn.model import scheme as registry  # the home of law_of_t
 from symdyn.model.expressions import CONSTANTS, FUNCTIONS, LIMITS, parse, substitute
 from symdyn.model.registry import Scheme
 from symdyn.model.symbols import ALL_SYMBOLS, A_norm, n, t

@@ -1,4 +1,4 @@
-"""Adding a built-in scheme is one entry in symdyn/model/registry.py's registry.
+"""Adding a built-in scheme is one Entry (a module of symdyn/model/schemes/).
 
 The test registers "half-ln" (Post-LN at half speed: s = 2 on the sphere,
 layer x <- N(x + h A(x) / 2)) and follows it through the derivation, the
@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.model.registry import _REGISTRY, LayerRule, Scheme, unit
+from symdyn.model.registry import _REGISTRY, Entry, LayerRule, Scheme, Style, unit
 from symdyn.model.symbols import C, t
 from symdyn.proofs_check import clustering, general_starts, symmetric, terminal_velocity
 
@@ -28,7 +28,8 @@ def _half_ln():
 
 @pytest.fixture
 def half_ln(monkeypatch):
-    monkeypatch.setitem(_REGISTRY, "half-ln", _half_ln)
+    entry = Entry("half-ln", _half_ln, Style("#000000", "-", "half-LN"), "this test", order=99)
+    monkeypatch.setitem(_REGISTRY, "half-ln", entry)
     return "half-ln"
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import sympy as sp
 
 from .expressions import lambdify
-from .registry import Scheme, phase_branches
+from .scheme import Scheme, phase_branches
 from .symbols import A_norm, a, beta, n, r, t
 
 TAU, U = sp.symbols("tau u", real=True)

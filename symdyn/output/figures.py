@@ -20,7 +20,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..base.checks import integer, memory, number, writable_path
-from ..model.registry import NGPT_SCHEDULES, scheme, schemes
+from ..model.registry import scheme, schemes
+from ..model.schemes.ngpt import SCHEDULES as NGPT_SCHEDULES
 from ..particles import init, weights
 from ..particles.simulation import simulate
 from ..reduced.solver import solve
