@@ -10,7 +10,8 @@ Procedure (``n`` stays a symbol throughout):
    a class ``c`` has the inner product :math:`\\langle\\theta_k, S_c\\rangle/|c|`
    with :math:`\\theta_k`, so
    :math:`A_k = \\sum_c \\kappa(\\langle\\theta_k,S_c\\rangle/|c|)\\,S_c / Z_k`
-   with :math:`\\kappa(u) = e^{\\beta u}` and :math:`Z_k = \\sum_c |c|\\,\\kappa`
+   with :math:`\\kappa(u) = e^{\\beta\\tau(t) u}` (:math:`\\tau` the scheme's
+   temperature law, ``1`` for most) and :math:`Z_k = \\sum_c |c|\\,\\kappa`
    (softmax) or :math:`Z_k = n` (unnormalized kernel).
 3. :math:`a_k = \\langle A_k,\\theta_k\\rangle`, :math:`|A_k|`, the speed
    :math:`s_k` and the radial rate come from the scheme at these values, and
@@ -219,7 +220,7 @@ def _reduce(s: Scheme, attention: str, beta: sp.Expr) -> Reduction:
     for k in ("1", "2"):
         # A_k = W / Z with Z > 0 a sum of positive kernel values (or n), so
         # |A_k| = sqrt(<W, W>) / Z and |P A_k| = sqrt(<W,W> - <W,theta>^2) / Z.
-        W, Z = frame.attention(k, attention, beta)
+        W, Z = frame.attention(k, attention, beta * s.temperature)
         w_theta = _tidy(frame.dot(W, theta[k]))
         a_k = w_theta / Z
         norm_k = sp.sqrt(_tidy(frame.dot(W, W))) / Z
