@@ -1,7 +1,9 @@
 """Test oracles: the n-particle vector field evaluated directly with numpy.
 
-Nothing here uses the symbolic reduction; only the scheme's own speed law
-(the thing every path shares by design) is read, through sympy.lambdify.
+Nothing here uses the symbolic reduction; only the scheme's own laws
+(speed, radial, temperature: the things every path shares by design) are
+read, through sympy.lambdify. The attention runs at beta * tau(t); the laws
+get the plain beta.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ def laws(scheme):
 def parts(scheme, theta, radius, time, beta_value, attention="softmax"):
     """Attention A_k, speed s_k and radial rate of every token (docs/model.md, section 1)."""
     speed, radial = laws(scheme)
+    tau = float(sp.lambdify(t, scheme.temperature, "numpy")(time))
     k = len(theta)
-    scores = beta_value * theta @ theta.T
+    scores = beta_value * tau * theta @ theta.T
     if attention == "softmax":
         w = np.exp(scores - scores.max(axis=1, keepdims=True))
         A = (w @ theta) / w.sum(axis=1, keepdims=True)

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import symdyn as sd
 from symdyn.base import budget
-from symdyn.reduced import asymptotics, summary
+from symdyn.reduced import bounded, summary
 
 
 def _cut_then_full(monkeypatch, derive, speed):
@@ -43,14 +43,14 @@ def test_the_counter_of_cuts_counts_a_caught_overrun():
 
 
 def test_an_answer_whose_bounded_steps_timed_out_is_not_kept(monkeypatch):
-    # terminal's own bounded steps (asymptotics._Steps, a fraction of the
+    # terminal's own bounded steps (bounded.Steps, a fraction of the
     # budget each) time out without any overrun of the derivation budget:
     # that "undecided" is not kept either.
     s = sd.custom_scheme("cache-probe", speed="1 + t/7")
     sd.reduce(s)
-    monkeypatch.setattr(asymptotics, "STEP_FRACTION", 1e-9)     # every step: 1 ms
+    monkeypatch.setattr(bounded, "STEP_FRACTION", 1e-9)     # every step: 1 ms
     before = budget.cuts()
     cut = sd.derive(s)
     assert cut.terminal.law == "undecided" and budget.cuts() > before
-    monkeypatch.setattr(asymptotics, "STEP_FRACTION", 0.25)
+    monkeypatch.setattr(bounded, "STEP_FRACTION", 0.25)
     assert sd.derive(s).terminal.law == sd.terminal(s).law == "polynomial"

@@ -18,15 +18,9 @@ from ..base.checks import shown
 from ..model.display import formula_table, latex
 from ..model.registry import Scheme, SchemeLike
 from ..model.registry import scheme as get_scheme
-from .asymptotics import (
-    LeadingOrder,
-    Terminal,
-    initial_token_speed,
-    initial_velocity,
-    leading_order,
-    terminal,
-)
+from .asymptotics import Terminal, terminal
 from .equiangular import Reduction, reduce
+from .initial import LeadingOrder, initial_token_speed, initial_velocity, leading_order
 
 FORMATS = ("text", "latex", "json")
 
