@@ -35,7 +35,7 @@ from sympy.utilities.lambdify import MODULES
 import symdyn as sd
 from symdyn import cli
 from symdyn.base import budget
-from symdyn.model import expressions
+from symdyn.model import expressions, guards
 from symdyn.model import scheme as registry  # the home of law_of_t
 from symdyn.model.expressions import CONSTANTS, FUNCTIONS, LIMITS, parse, substitute
 from symdyn.model.registry import Scheme
@@ -165,8 +165,8 @@ def test_the_spies_see_a_leak_with_the_guards_off(monkeypatch):
     # Negative control: without the compile guard and the sealed namespace,
     # law_of_t of alpha = exit(t) calls the (spied) builtin exit.
     spy = Spy(monkeypatch, "exit")
-    monkeypatch.setattr(expressions, "compilable", lambda expr, argument: None)
-    monkeypatch.setattr(expressions, "SEALED", {})
+    monkeypatch.setattr(guards, "compilable", lambda expr, argument: None)
+    monkeypatch.setattr(guards, "SEALED", {})
     s = _raw_ngpt("exit")
     registry._law_of_t.cache_clear()
     assert s.law_of_t("alpha")(3.0) == 1.0

@@ -7,7 +7,7 @@ from symdyn.model.symbols import A_norm, a, r, t
 
 def test_registry_names():
     assert sd.schemes() == ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt",
-                            "sqrt-scaling"]
+                            "sqrt-scaling", "deepnorm", "ln-scaling"]
 
 
 @pytest.mark.parametrize("name, speed, radial", [
