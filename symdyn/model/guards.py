@@ -196,6 +196,12 @@ def in_float_range(value: sp.Expr, argument: str) -> sp.Expr:
 GROWING_NAMES = {"factorial", "gamma", "Gamma"}
 
 
+def law_text(expr, limit: int = 80) -> str:
+    """``str(expr)``, cut to ``limit`` characters (for error messages)."""
+    text = str(expr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _short(x) -> str:
     text = str(x)
     return text if len(text) <= 60 else text[:57] + "..."

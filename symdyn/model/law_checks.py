@@ -14,7 +14,7 @@ import numpy as np
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from .expressions import lambdify
+from .guards import lambdify
 from .symbols import SCHEME_SYMBOLS
 
 # Points of the domain (t >= 0, r > 0, |a| <= A_norm, n >= 2, beta >= 0) at

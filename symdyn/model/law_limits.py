@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .expressions import lambdify
+from .guards import lambdify, law_text  # noqa: F401 (re-exported)
 from .symbols import beta as b_sym
 from .symbols import n as n_sym
 from .symbols import t as t_sym
@@ -62,12 +62,6 @@ class SpeedLawError(ValueError, ArithmeticError):
     a ``ValueError`` (the argument is wrong) that is also the
     ``ArithmeticError`` ``simulate`` raises when it meets such a law along
     the trajectory."""
-
-
-def law_text(expr, limit: int = 80) -> str:
-    """``str(expr)``, cut to ``limit`` characters (for error messages)."""
-    text = str(expr)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def underflow(s, value, when: str) -> str:

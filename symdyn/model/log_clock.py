@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .expressions import lambdify
+from .guards import lambdify
 from .scheme import Scheme, phase_branches
 from .symbols import A_norm, a, beta, n, r, t
 

@@ -23,8 +23,7 @@ import scipy.special
 import sympy as sp
 
 from ..base.checks import shown
-from .expressions import CONSTANTS, FUNCTIONS, number, python_names, substitute
-from .law_limits import law_text
+from .guards import CONSTANTS, FUNCTIONS, law_text, number, python_names, substitute
 from .symbols import ALL_SYMBOLS
 
 

@@ -30,7 +30,7 @@ from sympy.core.function import AppliedUndef
 
 from ..base.arithmetic import float_printer, on_floats
 from ..base.checks import shown
-from .expressions import NUMERIC_MODULES, lambdify, number, substitute
+from .guards import NUMERIC_MODULES, lambdify, number, substitute
 from .law_checks import check_positive, check_temperature
 from .law_limits import SpeedLawError
 from .symbols import SCHEME_SYMBOLS, t
