@@ -52,6 +52,7 @@ from ..base.checks import (
 )
 from ..model import log_clock
 from ..model.display import simulation_rows, summary_html
+from ..model.guards import lambdify
 from ..model.law_limits import R_UNDERFLOW, check_speed, underflow
 from ..model.registry import (
     LayerRule,
@@ -66,6 +67,7 @@ from ..model.registry import scheme as get_scheme
 from ..model.symbols import SCHEME_SYMBOLS, a, r
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
+from ..model.symbols import t as t_sym
 from ..ode.integrate import integrate
 from . import merging
 from .attention import attention as _attention
@@ -181,6 +183,7 @@ class _Field:
         self.draw_of_phase = (np.floor(starts / period).astype(int) if period
                               else np.zeros(len(starts), dtype=int))
         self.raw = s.layer == NONE.layer
+        self.tau = _temperature(s, log)     # None: the attention runs at beta
         self._buffers = {}
         self.fault = None       # why the last refused evaluation had no field
 
@@ -215,10 +218,12 @@ class _Field:
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
+        # the temperature law: the attention (and a, |A| in the laws) at beta tau(t)
+        hot, hot_fault = (beta, None) if self.tau is None else self._hot(tm, beta)
         if ident:
             # A = A_off + own * theta_k: P_theta A = A_off - <A_off, theta> theta
             # exactly, without cancelling the token's own O(1) term (attention.py)
-            A, own = _attention(Y, beta, None, self.attention, True, out=out, work=work,
+            A, own = _attention(Y, hot, None, self.attention, True, out=out, work=work,
                                 mass=mass, split_self=True)
             if self.raw:
                 own = own * rad
@@ -227,7 +232,7 @@ class _Field:
             norm = np.sqrt(np.maximum(np.einsum("mnd,mnd->mn", A, A)
                                       + own * (own + 2 * along), 0.0))
         else:
-            A = _attention(Y, beta, qkv, self.attention, False, out=out, work=work,
+            A = _attention(Y, hot, qkv, self.attention, False, out=out, work=work,
                            mass=mass)
             along = a_k = np.einsum("mnd,mnd->mn", A, theta)
             norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
@@ -240,14 +245,31 @@ class _Field:
         A *= (1.0 / s)[..., None]
         # s = +inf is a law that outgrew floats: 1/s = 0, its exact limit.
         bad = ~((s > 0) & (np.isfinite(rad) if self.log else rad > 0))
+        if hot_fault:
+            bad |= ~np.isfinite(hot)[:, None]
         if bad.any():
             self._note(bad, tm, s, rad, theta)
+            self.fault = hot_fault or self.fault
             A[bad] = np.nan
             rho = np.where(bad, np.nan, rho)
         if mass is not None:
             A[mass == 0] = 0.0
             rho = np.where(mass == 0, 0.0, rho)
         return A, rho
+
+    def _hot(self, tm, beta):
+        """``(beta tau(t), fault)`` of each member (the log clock: t = e^tau - 1);
+        where tau is not finite and > 0, NaN and why (the step is rejected)."""
+        with np.errstate(all="ignore"):
+            tau = np.broadcast_to(np.asarray(self.tau(tm), dtype=float), tm.shape)
+        ok = np.isfinite(tau) & (tau > 0)
+        if ok.all():
+            return beta * tau, None
+        m = np.flatnonzero(~ok)[0]
+        fault = (f"the temperature law tau = {self.s.temperature} of {self.s.name} is "
+                 f"{tau[m]:.6g} at {'tau' if self.log else 't'} = {tm[m]:.6g}; it must be "
+                 f"finite and > 0 at every simulated time")
+        return np.where(ok, beta * tau, np.nan), fault
 
     def _note(self, bad, tm, s, rad, theta):
         """Set ``fault`` from the first refused token whose state is finite (a
@@ -274,6 +296,18 @@ class _Field:
             dtheta[sel], drho[sel] = self(tm[sel], theta[sel], rad[sel], beta[sel], int(p),
                                           mass=None if mass is None else mass[sel])
         return dtheta, drho
+
+
+def _temperature(s, log):
+    """The temperature law tau as a numpy function of the field's time (the log
+    clock's tau: t = e^tau - 1, exponentials combined), or None when it is 1."""
+    if not s.tempered:
+        return None
+    law = s.temperature
+    if log:
+        moved = law.subs(t_sym, sp.exp(log_clock.TAU) - 1)
+        law = sp.powsimp(sp.expand_power_exp(moved), combine="exp")
+    return lambdify((log_clock.TAU if log else t_sym,), law, "temperature")
 
 
 # --------------------------------------------------------------------------
