@@ -206,24 +206,32 @@ def _uniform():
     return sd.init.sphere(8, 16, seed=0)        # the issue's Pre-LN start
 
 
+#: epsilon ~ C t^-p of the radial schemes' collapse (docs/model.md, the terminal laws)
+POWER = {"pre-ln": 2, "mix-ln": 2, "peri-ln": 2, "ln-scaling": 1}
+
+
 def test_radial_and_spherical_schemes_are_the_ones_named():
-    assert RADIAL == ["pre-ln", "mix-ln", "peri-ln"]
-    assert ON_SPHERE == ["post-ln", "ngpt", "sqrt-scaling"]
+    assert RADIAL == ["pre-ln", "mix-ln", "peri-ln", "ln-scaling"]
+    assert ON_SPHERE == ["post-ln", "ngpt", "sqrt-scaling", "deepnorm"]
+    assert sorted(POWER) == sorted(RADIAL)
 
 
 @pytest.mark.parametrize("clock", ["t", "log"])
 @pytest.mark.parametrize("scheme", RADIAL)
 def test_a_collapse_the_integration_resolves_is_not_merged(scheme, clock):
     # the whole configuration contracts like 1/t: no group is ever small against
-    # the rest, so nothing merges and epsilon keeps following C/t^2 to 1e-24
+    # the rest, so nothing merges and epsilon keeps following C/t^p to 1e-24
     t = np.log1p(LONG) if clock == "log" else LONG
     merged, plain = _pair(scheme, _uniform(), 0.5, t, clock)
     assert _violations(merged, plain, 0.5) == {}
     assert merged.merged == 0 and not any(v.any() for v in merged.bound.values())
     assert np.all(plain.epsilon[LONG.index(1e10)] > 1e-21)     # resolved, not rounding
     if clock == "t":
-        eps_t2 = merged.epsilon * np.asarray(LONG) ** 2
-        assert np.ptp(eps_t2) < 1e-2 * eps_t2.mean()           # C/t^2, the theorem
+        eps_tp = merged.epsilon * np.asarray(LONG) ** POWER[scheme]
+        assert np.ptp(eps_tp) < 1e-2 * eps_tp.mean()           # C/t^p, the theorem
+        # control: the other power is far from constant
+        other = merged.epsilon * np.asarray(LONG) ** (3 - POWER[scheme])
+        assert other.max() > 100 * other.min()
 
 
 SPHERE_T = [1e2, 1e4, 1e6, 1e8, 1e10, 1e12]

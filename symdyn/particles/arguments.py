@@ -1,0 +1,126 @@
+"""The checks of :func:`~symdyn.particles.simulation.simulate`'s arguments,
+made before anything large is allocated.
+
+Layer 2, particles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base.checks import RTOL_FLOOR, memory, number, real_array, shown, tolerance
+from ..model.law_limits import R_UNDERFLOW, underflow
+from ..model.symbols import SCHEME_SYMBOLS
+from .field import NONE
+
+
+def concrete(s):
+    """Refuse laws numpy cannot evaluate: undefined functions (``alpha(t)``) or
+    symbols other than t, r, a, A_norm, n, beta."""
+    for name, law in (("speed", s.speed), ("radial", s.radial), ("temperature", s.temperature)):
+        loose = s.undefined(law)
+        if loose:
+            arg = next(iter(s.holding(loose)), name)
+            raise ValueError(f"{arg}: the {name} law {law} of {s.name} has "
+                             f"{', '.join(sorted(map(str, loose)))}; a law must be "
+                             f"concrete to simulate (a formula in "
+                             f"{', '.join(SCHEME_SYMBOLS)})")
+
+
+#: Default (rtol, atol) per precision, and the smallest rtol float32 resolves.
+TOLERANCES = {np.float64: (1e-10, 1e-12), np.float32: (1e-5, 1e-6)}
+FLOAT32_RTOL = 1e-6
+FLOAT32_THRESHOLD = 1 - 1e-4
+
+
+def precision(dtype, rtol, atol, cluster_threshold):
+    """``dtype`` (float64 or float32) with its checked tolerances and threshold."""
+    want = as_dtype(dtype)         # (np.dtype(k) == None is True: float64 is the default)
+    kind = None if want is None else next((k for k in TOLERANCES if np.dtype(k) == want), None)
+    if kind is None:
+        raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {shown(dtype)}")
+    rtol, atol = (tolerance(TOLERANCES[kind][i] if v is None else v, k,
+                            RTOL_FLOOR if k == "rtol" else 0.0)
+                  for i, (k, v) in enumerate((("rtol", rtol), ("atol", atol))))
+    threshold = number(cluster_threshold, "cluster_threshold", 0, 1)
+    if kind is np.float32:
+        if rtol < FLOAT32_RTOL:
+            raise ValueError(f"rtol must be in [{FLOAT32_RTOL:g}, 1) with dtype=float32 "
+                             f"(float32 resolves about 1e-7), got {rtol!r}")
+        if threshold > FLOAT32_THRESHOLD:
+            raise ValueError(f"cluster_threshold must be at most {FLOAT32_THRESHOLD} with "
+                             f"dtype=float32 (cosines to about 1e-7), got {threshold!r}; "
+                             f"use dtype=float64")
+    return kind, rtol, atol, threshold
+
+
+def as_dtype(dtype):
+    if not isinstance(dtype, (type, str, np.dtype)):     # np.dtype(an array): its dtype
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return None
+
+
+def check_clock(clock, s, step):
+    if not isinstance(clock, str) or clock not in ("t", "log"):
+        raise ValueError(f"clock must be 't' or 'log', got {shown(clock)}")
+    if clock == "t":
+        return
+    if step is not None:
+        raise ValueError("clock: 'log' is for the continuous dynamics (step=None)")
+    if s.layer == NONE.layer:
+        raise ValueError("clock: 'log' needs a normalization scheme; 'none' attends to "
+                         "the raw tokens; use clock='t'")
+    if s.on_sphere:
+        raise ValueError(f"clock: 'log' serves schemes whose norms grow (pre-ln, mix-ln, "
+                         f"peri-ln, ...); {s.name} keeps its tokens on the sphere, where "
+                         f"speeds do not decay like 1/t; use clock='t'")
+
+
+def batch_shape(X0):
+    """``X0`` as an array (not yet copied) and its shape ``(batch, n, d)``."""
+    try:
+        X = np.asarray(X0)
+    except (TypeError, ValueError):
+        raise ValueError("X0: expected a numeric array (n, d) or (batch, n, d)") from None
+    if X.ndim not in (2, 3):
+        raise ValueError(f"X0 must have shape (n, d) or (batch, n, d), got {X.shape}")
+    shape = X.shape if X.ndim == 3 else (1,) + X.shape
+    if shape[1] < 2 or shape[2] < 1 or shape[0] < 1:
+        raise ValueError(f"X0 needs n >= 2 tokens in d >= 1 dimensions, got {X.shape}")
+    return X, shape
+
+
+def checked_tokens(X, shape):
+    X = real_array(X, "X0").reshape(shape)
+    norms = np.linalg.norm(X, axis=-1)
+    if np.any(norms == 0):
+        b, k = np.argwhere(norms == 0)[0]
+        raise ValueError(f"X0: token {k} (batch {b}) is zero; N(x) = x/|x| needs x != 0")
+    return X, norms
+
+
+def check_underflow(s, rec, times, clock):
+    """Token norms below :data:`~symdyn.model.law_limits.R_UNDERFLOW` are rounding
+    (0 or subnormal), not the law's ``r``: an ``ArithmeticError`` naming the
+    first output time (the log clock holds ``log r``: nothing underflows)."""
+    low = np.abs(rec.r) < R_UNDERFLOW if clock == "t" else np.zeros(1, dtype=bool)
+    if low.any():
+        m, k, i = np.argwhere(low)[0]
+        raise ArithmeticError("simulate: " + underflow(s, rec.r[m, k, i],
+                                                       f"by t = {times[i]:.6g}"))
+
+
+def workspace(M, n, d, K, span, step, save_x):
+    """Refuse (checks.memory) what simulate would hold at once, in floats."""
+    dd = min(n, d) if span else d           # identity weights: span coordinates
+    parts = {
+        "the tokens and their integration stages (batch x n x d)":
+            (30 if step is None else 10) * M * n * (dd + 1) + (M * d * n if span else 0),
+        "the attention scores (batch x n x n)": 3 * M * n * n,
+        "the observables (batch x n x times)": M * K * (2 * n + 4),
+        "save_x (batch x times x n x d)": 2 * M * K * n * d if save_x else 0,
+    }
+    memory(8 * sum(parts.values()), f"simulate: mostly {max(parts, key=parts.get)}")

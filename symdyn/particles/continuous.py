@@ -1,0 +1,101 @@
+"""The continuous dynamics (``step=None``): the batch as one vectorized system.
+
+Per-member adaptive steps (:mod:`symdyn.ode.integrate`; DOP853, and
+Rosenbrock-W on stiff stretches with ``method="auto"``), the directions
+renormalized after every accepted step, coincident tokens merged between
+steps (:mod:`symdyn.particles.merging`), the observables recorded at the output
+times from the dense output.
+
+Layer 2, particles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import log_clock
+from ..ode.integrate import integrate
+from . import merging
+from .field import Field
+
+
+def _continuous_field(s, w, attention, T, log, dtype):
+    """The field of a continuous run to ``T`` and its breakpoints (untied
+    weights: a new draw every unit of time)."""
+    period = None
+    unit_bps = []
+    if not w.tied:
+        if w.draws < np.ceil(T):
+            raise ValueError(f"weights: untied weights hold {w.draws} draws but t "
+                             f"reaches {T:g} (one draw per unit of time)")
+        period = 1.0
+        unit_bps = list(np.arange(1.0, np.ceil(T)))
+    bps = sorted(set(s.breakpoints) | set(unit_bps))
+    if log:
+        bps = sorted(log_clock.breakpoints(s))
+    return Field(s, w, attention, bps, period, log, dtype), bps
+
+
+def _pace(field, merged, beta, clock, log):
+    """``merged.pace``: member m's direction field at its latest time ``clock[m]``,
+    and the clock's scale (t; the log clock: 1, tau being log t already)."""
+    def pace(m, th, rr):
+        tm = clock[m:m + 1]
+        v, _ = field.grouped(tm, th[None], rr[None], beta[m:m + 1], field.phase_at(tm),
+                             mass=merged.mass[m:m + 1])
+        return v[0].copy(), 1.0 if log else float(tm[0])
+    return pace
+
+
+def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log,
+                method):
+    M, n, d = theta.shape
+    field, bps = _continuous_field(s, w, attention, times[-1], log, theta.dtype)
+    if log:
+        rad = np.log(rad)           # u = log r - tau at tau = 0
+    on_sphere = s.on_sphere
+    nd = n * d
+
+    def unpack(y):
+        return y[:, :nd].reshape(-1, n, d), y[:, nd:]
+
+    merged = merging.Coalescence(M, n, merge, log_norm=log, threshold=rec.threshold)
+    clock = np.zeros(M)             # each member's latest time (tau: log clock)
+    merged.pace = _pace(field, merged, beta, clock, log)
+
+    def rhs(tm, y, phase, bk, mk, member):
+        clock[member] = tm
+        th, rr = unpack(y)
+        dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk)
+        out = np.empty_like(y)
+        out[:, :nd] = dth.reshape(len(y), nd)
+        out[:, nd:] = 0.0 if on_sphere else drr
+        return out
+
+    def project(y):
+        th, rr = unpack(y)
+        th = th / np.linalg.norm(th, axis=-1, keepdims=True)
+        y = y.copy()
+        y[:, :nd] = th.reshape(len(y), nd)
+        return y
+
+    def record(k, members, y):
+        th, rr = unpack(y)
+        rec.observe(field, k, members, times[k], th, rr, beta[members], None,
+                    f"t = {times[k]:g}", merged, times[k] if log else 0.0)
+
+    def refresh(members, y):
+        th, rr = unpack(y)
+        changed = merged.merge(members, th, rr)
+        y[:, :nd], y[:, nd:] = th.reshape(len(y), nd), rr     # unpack may copy
+        return changed, merged.live_dims(members, d + 1)
+
+    y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
+    with np.errstate(all="ignore"):
+        sol = integrate(rhs, times, y0, (beta, merged.mass, np.arange(M)), rtol=rtol,
+                        atol=atol, breakpoints=bps, project=project, record=record,
+                        refresh=refresh if merge else None, stiff=method == "auto")
+    if not sol.success:     # a law the field refused is the likely cause
+        raise ArithmeticError(f"simulate: {field.fault or sol.message}")
+    return (int(sol.nsteps.sum()), sol.nfev + merged.evaluations, sol.message,
+            merged.merges, int(sol.stiff_steps.sum()))

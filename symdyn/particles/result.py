@@ -1,0 +1,166 @@
+"""The result of a particle simulation and the observables recorded at the output times.
+
+:class:`Simulation` holds the observables (batch axes first, time last);
+:class:`Recorder` computes them from the state at each output time (a new
+observable goes in both).
+
+Layer 2, particles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse.csgraph import connected_components
+
+from ..model.display import simulation_rows, summary_html
+from . import merging
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Observables of a particle simulation; batch axes first, time last.
+
+    Attributes
+    ----------
+    t : ndarray (K,)
+    gamma : ndarray batch + (K,)
+        Mean over pairs ``i != j`` of :math:`\\langle\\theta_i, \\theta_j\\rangle`.
+    epsilon : ndarray batch + (K,)
+        :math:`1 - \\gamma = \\sum_k |\\theta_k - \\bar\\theta|^2/(n-1)`, computed
+        from the deviations, so it keeps its relative precision near a cluster.
+    min_cosine : ndarray batch + (K,)
+        Smallest pairwise cosine.
+    clusters : ndarray batch + (K,)
+        Connected components of the graph ``cos >= cluster_threshold``.
+    linked : ndarray batch + (K,)
+        Fraction of the pairs ``i < j`` with ``cos >= cluster_threshold`` (the
+        colour of the clustering phase diagram).
+    r : ndarray batch + (n, K)
+        Token norms.
+    speed : ndarray batch + (n, K)
+        Token speeds :math:`|\\dot\\theta_k|` of the continuous field.
+    X : ndarray batch + (K, n, d) or None
+        Tokens, only with ``save_x=True``.
+    merged : int
+        Tokens merged into a coincident one over the whole batch
+        (:mod:`symdyn.particles.merging`; continuous dynamics only). A merged token
+        reports its group's ``r``, ``speed`` and ``X``.
+    bound : dict of str to ndarray of bool, each batch + (K,)
+        Keys ``"gamma"``, ``"epsilon"``, ``"min_cosine"``, ``"linked"``,
+        ``"clusters"``: ``True`` where, after a merge, the value is only a
+        bound (that of the merged state; :mod:`symdyn.particles.merging` gives the
+        interval), ``False`` where a merge changed it by less than the merge
+        distance relative (all ``False`` without merging).
+    spread : ndarray batch + (K,)
+        The most ``epsilon`` can lack through merged tokens,
+        ``(offset**2).sum(-2) / (n - 1)``: where ``bound["epsilon"]`` is set,
+        the true value is at most ``epsilon + spread``.
+    offset : ndarray batch + (n, K)
+        How far each token's direction lay from the one it reports (its
+        group's representative) when it was merged; 0 for a token never merged.
+    stiff_steps : int
+        Steps taken with the Rosenbrock-W method over the whole batch
+        (``method="auto"``; the rest are DOP853 steps).
+    clock : {"t", "log"}
+        ``"log"``: ``t`` holds :math:`\\tau = \\log(1 + t)`, ``r`` holds
+        :math:`\\log r` and ``speed`` is :math:`|d\\theta/d\\tau|`
+        (:mod:`symdyn.model.log_clock`).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> sim = sd.simulate("post-ln", sd.init.sphere(6, 3, batch=2, seed=0), beta=1.0,
+    ...                   t=[0.0, 50.0])
+    >>> sim.gamma.shape, sim.clusters[:, -1].tolist()       # one cluster each
+    ((2, 2), [1, 1])
+    """
+
+    t: np.ndarray
+    gamma: np.ndarray
+    epsilon: np.ndarray
+    min_cosine: np.ndarray
+    clusters: np.ndarray
+    linked: np.ndarray
+    r: np.ndarray
+    speed: np.ndarray
+    X: np.ndarray | None
+    cluster_threshold: float
+    steps: int
+    nfev: int
+    message: str
+    merged: int = 0
+    clock: str = "t"
+    stiff_steps: int = 0
+    bound: dict = dataclasses.field(default_factory=dict)
+    spread: np.ndarray | None = None
+    offset: np.ndarray | None = None
+
+    def _repr_html_(self) -> str:
+        return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
+                            self.gamma)
+
+
+
+class Recorder:
+    """Observables at the output times; NaN (clusters: -1) until recorded."""
+
+    def __init__(self, M, n, d, K, threshold, save_x):
+        self.gamma, self.epsilon, self.min_cos, self.linked = np.full((4, M, K), np.nan)
+        self.clusters = np.full((M, K), -1)
+        self.r, self.speed = np.full((2, M, n, K), np.nan)
+        self.X = np.full((M, K, n, d), np.nan) if save_x else None
+        self.threshold = threshold
+        self.bound = {k: np.zeros((M, K), dtype=bool) for k in merging.PAIRWISE}
+        self.spread = np.zeros((M, K))
+        self.offset = np.zeros((M, n, K))
+
+    def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
+                shift=0.0):
+        """Record output ``k`` at time ``tk``: the speeds are the field's there
+        (``r`` is recorded as ``rad + shift``: the log clock's ``u + tau``).
+
+        ``merged`` (a :class:`~symdyn.particles.merging.Coalescence`): every original
+        token reports its representative's state and speed, and the pairwise
+        observables that are only bounds are flagged. A non-finite
+        token or speed, or a law the field refused, is an ``ArithmeticError``
+        (``where`` tells the reader what to change).
+        """
+        tm = np.full(len(members), tk)
+        field.fault = None
+        mass = None if merged is None else merged.mass[members]
+        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass)
+        speed = np.linalg.norm(dth, axis=-1)
+        if merged is not None:
+            theta, rad, speed = merged.expand(members, theta, rad, speed)
+        if not (np.isfinite(theta).all() and np.isfinite(speed).all()):
+            raise ArithmeticError("simulate: " + (field.fault or f"non-finite tokens or "
+                                                               f"velocities at {where}"))
+        self(k, members, theta, rad + shift, speed)
+        if merged is not None:
+            flags, self.spread[members, k] = merged.bounds(members, theta)
+            self.offset[members, :, k] = merged.offset[members]
+            for name, flag in flags.items():
+                self.bound[name][members, k] = flag
+
+    def __call__(self, k, members, theta, rad, speed):
+        n = theta.shape[1]
+        G = theta @ np.swapaxes(theta, -1, -2)
+        diag = np.einsum("mnn->mn", G)
+        self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diag.sum(-1)) / (n * (n - 1))
+        dev = theta - theta.mean(axis=1, keepdims=True)
+        self.epsilon[members, k] = np.einsum("mnd,mnd->m", dev, dev) / (n - 1)
+        idx = np.arange(n)
+        G[:, idx, idx] = np.inf
+        self.min_cos[members, k] = G.min(axis=(-1, -2))
+        G[:, idx, idx] = 1.0
+        self.linked[members, k] = ((G >= self.threshold).sum(axis=(-1, -2)) - n) / (n * (n - 1))
+        for i, m in enumerate(members):
+            self.clusters[m, k] = connected_components(G[i] >= self.threshold,
+                                                       directed=False)[0]
+        self.r[members, :, k] = rad
+        self.speed[members, :, k] = speed
+        if self.X is not None:
+            self.X[members, k] = theta * rad[..., None]
