@@ -95,3 +95,23 @@ def test_log_clock_reads_the_temperature_at_t_of_tau():
     wrong = sd.custom_scheme("no-tau", speed="r*sqrt(1 + t)", radial="a/sqrt(1 + t)")
     off = sd.simulate(wrong, X0, beta=2.0, t=T_)
     assert np.abs(off.gamma - in_t.gamma).max() > 1e-2
+
+
+def test_a_piecewise_temperature_switches_at_its_breakpoint():
+    import sympy as sp
+
+    from symdyn.model.symbols import t
+    s = sd.custom_scheme("quench", speed="1",
+                         temperature=sp.Piecewise((1, t < 2), (sp.Rational(1, 4), True)))
+    X0 = sd.init.sphere(N, D, seed=4)
+    sim = sd.simulate(s, X0, beta=BETA, t=TIMES, save_x=True, rtol=1e-12, atol=1e-13)
+    # the oracle integrates the two phases separately, restarting at t = 2
+    X = X0 / np.linalg.norm(X0, axis=-1, keepdims=True)
+    first = solve_ivp(direct_field(lambda t: BETA), (0.0, 2.0), X.ravel(), method="DOP853",
+                      rtol=1e-12, atol=1e-13, dense_output=True)
+    second = solve_ivp(direct_field(lambda t: BETA / 4), (2.0, T), first.y[:, -1],
+                       method="DOP853", rtol=1e-12, atol=1e-13, dense_output=True)
+    ref = np.array([(first if tk <= 2 else second).sol(tk) for tk in TIMES]).reshape(-1, N, D)
+    ref /= np.linalg.norm(ref, axis=-1, keepdims=True)
+    assert np.abs(sim.X - ref).max() < 1e-9
+    assert np.abs(sim.X - direct(X0, lambda t: BETA)).max() > 1e-2     # control: no switch

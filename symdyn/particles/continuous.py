@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import log_clock
+from ..model.scheme import piecewise_breakpoints
 from ..ode.integrate import integrate
 from . import merging
 from .field import Field
@@ -30,9 +31,11 @@ def _continuous_field(s, w, attention, T, log, dtype):
                              f"reaches {T:g} (one draw per unit of time)")
         period = 1.0
         unit_bps = list(np.arange(1.0, np.ceil(T)))
-    bps = sorted(set(s.breakpoints) | set(unit_bps))
+    # a Piecewise temperature switches too (the phases of the laws are the speed's)
+    switches = piecewise_breakpoints((s.temperature,)) if s.tempered else ()
+    bps = sorted(set(s.breakpoints) | set(unit_bps) | set(switches))
     if log:
-        bps = sorted(log_clock.breakpoints(s))
+        bps = sorted(set(log_clock.breakpoints(s)) | set(np.log1p(switches)))
     return Field(s, w, attention, bps, period, log, dtype), bps
 
 
