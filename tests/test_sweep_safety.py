@@ -33,6 +33,7 @@ import test_sweep
 import symdyn as sd
 import symdyn.studies.executors as executors
 import symdyn.studies.grid as grid_module
+import symdyn.studies.storage as storage
 import symdyn.studies.sweeps as sweep_module
 from symdyn.output.figures import write_phase_diagrams
 from symdyn.studies.phase_diagram import phase_diagram
@@ -436,7 +437,7 @@ def _alternating_names(monkeypatch):
         k = next(count)
         return "planted" if k % 2 == 0 else f"{k:016x}"
 
-    monkeypatch.setattr(sweep_module.secrets, "token_hex", token_hex)
+    monkeypatch.setattr(storage.secrets, "token_hex", token_hex)
 
 
 def _planted_symlinks(tmp_path, monkeypatch):
@@ -471,14 +472,14 @@ def test_cache_temporaries_never_write_through_a_planted_symlink(reference, tmp_
 
 def _old_store(cache, task, cols):
     tmp = cache / f"{task.key}.{os.getpid()}.tmp.npz"
-    np.savez(tmp, __task__=np.array(task.doc), __sha256__=np.array(sweep_module._checksum(cols)),
+    np.savez(tmp, __task__=np.array(task.doc), __sha256__=np.array(storage._checksum(cols)),
              **cols)
     os.replace(tmp, cache / f"{task.key}.npz")
     return True
 
 
 def _exclusive_without_o_excl(folder, prefix):
-    path = folder / f"{prefix}{sweep_module.secrets.token_hex(8)}.tmp"
+    path = folder / f"{prefix}{storage.secrets.token_hex(8)}.tmp"
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666), path
 
 
@@ -488,7 +489,7 @@ def _exclusive_without_o_excl(folder, prefix):
 def test_control_planted_symlinks_are_written_through_by_unsafe_temporaries(
         tmp_path, monkeypatch, unsafe):
     sd.sweep(GRID, T, cache=tmp_path / "first", **RUN)
-    monkeypatch.setattr(sweep_module, *unsafe)
+    monkeypatch.setattr(storage, *unsafe)
     _, victim, _ = _planted_symlinks(tmp_path, monkeypatch)
     assert victim != b"precious"
 
@@ -561,7 +562,7 @@ def test_cache_entry_refused_by_its_declared_size(reference, tmp_path, monkeypat
 
 
 def test_control_without_the_size_check_the_bomb_is_inflated(tmp_path, monkeypatch, bomb):
-    monkeypatch.setattr(sweep_module, "_declared_sizes", lambda fh, limit: None)
+    monkeypatch.setattr(storage, "_declared_sizes", lambda fh, limit: None)
     _, messages, inflated = _bomb_scenario(tmp_path, monkeypatch,
                                            lambda p: shutil.copy(bomb, p))
     assert (2**25,) in inflated and "the test's spy" in messages[0]
@@ -646,12 +647,12 @@ def test_ctrl_c_after_the_cache_failed_counts_only_what_is_stored(tmp_path, monk
 
 def _store_without_a_net(self, task, cols):
     if self.cache is not None:
-        self.stored += sweep_module._store(self.cache, task, cols)
+        self.stored += storage._store(self.cache, task, cols)
 
 
 @pytest.mark.parametrize("fault", ["read-only", "disk full"])
 def test_control_a_cache_error_without_the_net_loses_the_sweep(tmp_path, monkeypatch, fault):
-    monkeypatch.setattr(sweep_module._Saver, "__call__", _store_without_a_net)
+    monkeypatch.setattr(storage.Saver, "__call__", _store_without_a_net)
     with pytest.raises(OSError):
         _faulty_cache_scenario(tmp_path, monkeypatch, fault)
 
@@ -697,20 +698,20 @@ def _disk(free):
 ])
 def test_out_and_cache_on_a_full_disk_are_refused_before_any_task_runs(
         tmp_path, monkeypatch, no_work, kw, match):
-    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(500))
+    monkeypatch.setattr(storage.shutil, "disk_usage", _disk(500))
     kw = {k: tmp_path / v for k, v in kw.items()}
     with pytest.raises(ValueError, match=match):
         sd.sweep(GRID, T, **kw, **RUN)
 
 
 def test_control_with_room_on_the_disk_the_sweep_writes(reference, tmp_path, monkeypatch):
-    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(10**6))  # 1 MB is enough
+    monkeypatch.setattr(storage.shutil, "disk_usage", _disk(10**6))  # 1 MB is enough
     out = tmp_path / "table.csv"
     df = sd.sweep(GRID, T, out=out, cache=tmp_path / "cache", **RUN)
     pd.testing.assert_frame_equal(df, reference)
     assert pd.read_csv(out).gamma.tolist() == reference.gamma.tolist()
-    monkeypatch.setattr(sweep_module, "_room", lambda *args: None)       # the check removed
-    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(500))
+    monkeypatch.setattr(sweep_module, "room", lambda *args: None)       # the check removed
+    monkeypatch.setattr(storage.shutil, "disk_usage", _disk(500))
     monkeypatch.setattr(sweep_module, "run_task", lambda task: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         sd.sweep(GRID, T, out=out, cache=tmp_path / "empty", **RUN)
@@ -734,7 +735,7 @@ def _old_write_table(table, out):
 
 
 def test_control_a_direct_write_at_the_end_loses_the_table(tmp_path, monkeypatch):
-    monkeypatch.setattr(sweep_module, "_write_table", _old_write_table)
+    monkeypatch.setattr(sweep_module, "write_table", _old_write_table)
     out = tmp_path / "table.csv"
     out.write_text("an earlier table\n")
     refuse_writes(monkeypatch, tmp_path, errno.ENOSPC, allow=1, names="table.csv")  # probe

@@ -3,7 +3,10 @@
 Every value is checked before any work starts; a bad one raises
 ``ValueError`` naming its axis and the allowed range. The grid's size (the
 product of the axis lengths, :data:`MAX_POINTS` at most) is checked first,
-before any value is.
+before any value is. What depends on the kind of run (how a scheme value
+resolves, the most output times, the check of a layer step) comes from the
+caller (``kinds``: :data:`symdyn.studies.runs.KINDS`); the grid imports no
+runner. :func:`table` assembles the finished tasks' columns in grid order.
 
 Layer 3, studies.
 """
@@ -21,10 +24,6 @@ import numpy as np
 
 from ..base import version  # read at call time: a new version invalidates caches
 from ..base.checks import ATTENTIONS, check_gamma0, is_integer, is_real, memory, number, shown
-from ..model.registry import scheme
-from ..particles.simulation import MAX_TIMES as SIMULATE_TIMES
-from ..particles.simulation import layer_times, resolve
-from ..reduced.solver import MAX_TIMES as SOLVE_TIMES
 
 #: Axes of each kind of sweep, with their defaults.
 AXES = {
@@ -50,8 +49,6 @@ POINT_BYTES = 1000
 #: point (about 30 us each) before any work, and each point is a task or a
 #: part of one.
 MAX_POINTS = 1_000_000
-#: The most output times per kind (each costs Python time per member).
-MAX_TIMES = {"simulate": SIMULATE_TIMES, "solve": SOLVE_TIMES}
 
 
 # --------------------------------------------------------------------------
@@ -120,18 +117,17 @@ def _choice(axis, v, allowed):
     return v
 
 
-def _scheme_value(kind, v):
-
+def _scheme_value(resolve, v):
     try:
-        return resolve(v) if kind == "simulate" else scheme(v)
+        return resolve(v)
     except ValueError as e:
         raise ValueError(f"grid axis 'scheme': {e}") from None
 
 
-def _value(kind, axis, v):
-    """One checked axis value."""
+def _value(resolve, axis, v):
+    """One checked axis value (``resolve``: the kind's scheme resolver)."""
     if axis == "scheme":
-        return _scheme_value(kind, v)
+        return _scheme_value(resolve, v)
     if axis in ("n",):
         return _integer(axis, v, 2)
     if axis in ("d", "heads"):
@@ -157,8 +153,9 @@ def _value(kind, axis, v):
     raise AssertionError(axis)
 
 
-def grid_axes(kind, grid) -> dict:
-    """``grid`` checked and completed with defaults: axis -> tuple of values."""
+def grid_axes(kind, grid, kinds) -> dict:
+    """``grid`` checked and completed with defaults: axis -> tuple of values
+    (``kinds[kind].resolve`` resolves the scheme axis)."""
     if not isinstance(kind, str) or kind not in AXES:
         raise ValueError(f"kind: must be one of {tuple(AXES)}, got {shown(kind)}")
     if not isinstance(grid, dict):
@@ -171,7 +168,7 @@ def grid_axes(kind, grid) -> dict:
     check_points(raw)                           # the product first, then the values
     axes = {}
     for axis, values in raw.items():
-        values = [_value(kind, axis, v) for v in values]
+        values = [_value(kinds[kind].resolve, axis, v) for v in values]
         if not values:
             raise ValueError(f"grid axis {shown(axis)} is empty")
         labels = [label(v) for v in values]
@@ -227,43 +224,43 @@ class Task:
         return hashlib.sha256(self.doc.encode()).hexdigest()[:32]
 
 
-def _check_point(kind, p, times):
+def _check_point(kind, p, times, check_step):
     """Per-point constraints that involve several axes (before any work)."""
     n = p["n"]
     if kind == "solve" or p["init"] == "equiangular":
         check_gamma0(p["gamma0"], n, "grid axis 'gamma0'")
     if kind == "simulate":
-
         if p["init"] == "equiangular" and p["d"] < n:
             raise ValueError(f"grid axis 'd': an equiangular start needs d >= n; "
                              f"got d = {p['d']}, n = {n}")
         try:
-            layer_times(times, p["step"])
+            check_step(times, p["step"])
         except ValueError as e:
             raise ValueError(f"grid axis 'step': {e}") from None
 
 
-def _check_points(kind, axes, times):
+def _check_points(kind, axes, times, check_step):
     """:func:`_check_point` once per distinct combination of the axes it
     reads, not once per grid point."""
     names = [a for a in ("n", "gamma0", "init", "d", "step") if a in axes]
     for combo in itertools.product(*(axes[a] for a in names)):
-        _check_point(kind, dict(zip(names, combo, strict=True)), times)
+        _check_point(kind, dict(zip(names, combo, strict=True)), times, check_step)
 
 
-def check_size(kind, axes, seeds, times, batch):
+def check_size(kind, axes, seeds, times, batch, max_times):
     """Refuse, before the grid's product is built, a table or a task that
     would not fit in memory (``checks.memory``: a ValueError with the estimate).
 
     The table: :data:`ROW_BYTES` per row and about 1 kB per grid point. The
     largest task takes the largest ``n``, ``d``, ``heads`` and number of
     weight draws: integrator stages on the tokens, attention matrices, the
-    recorded observables and the weights.
+    recorded observables and the weights. ``max_times``: the most output
+    times the kind takes (each costs Python time per member).
     """
     points = math.prod(len(v) for v in axes.values())
     K = len(times)
-    if K > MAX_TIMES[kind]:
-        raise ValueError(f"t: {K:,} output times, more than the {MAX_TIMES[kind]:,} a "
+    if K > max_times:
+        raise ValueError(f"t: {K:,} output times, more than the {max_times:,} a "
                          f"{kind} sweep takes (each costs Python time per member); ask "
                          f"for fewer times")
     S = max(len(seeds), 1)
@@ -286,11 +283,12 @@ def check_size(kind, axes, seeds, times, batch):
     memory(task, what)
 
 
-def tasks_of(kind, axes, seeds, times, options, batch) -> list[Task]:
+def tasks_of(kind, axes, seeds, times, options, batch, kinds) -> list[Task]:
     """The sweep cut into tasks, in grid order (axes in :data:`AXES` order);
-    its size is checked first (:func:`check_size`)."""
-    check_size(kind, axes, seeds, times, batch)
-    _check_points(kind, axes, times)
+    its size is checked first (:func:`check_size`; ``kinds[kind]`` gives the
+    most times and the check of a layer step)."""
+    check_size(kind, axes, seeds, times, batch, kinds[kind].max_times)
+    _check_points(kind, axes, times, kinds[kind].check_step)
     names = list(axes)
     points = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes.values())]
     t = tuple(float(x) for x in times)
@@ -304,3 +302,36 @@ def tasks_of(kind, axes, seeds, times, options, batch) -> list[Task]:
         groups.setdefault((label(p["scheme"]), p["attention"]), []).append(p)
     return [Task(kind, tuple(g[i:i + size]), (), t, options)
             for g in groups.values() for i in range(0, len(g), size)]
+
+
+def table(kind, axes, tasks, results):
+    """The tidy table of a sweep: the finished tasks' columns (``results``, one
+    dict per task of :func:`tasks_of`) in grid order, with the axis values."""
+    import pandas as pd
+
+    names = list(axes)
+    parts = {name: [] for name in names}
+    parts.update({c: [] for c in ("seed", "t") + COLUMNS[kind]})
+    if kind == "solve":
+        del parts["seed"]
+    for task, cols in zip(tasks, results, strict=True):
+        rows = len(cols["t"])
+        if kind == "simulate":
+            owner = np.zeros(rows, dtype=int)
+        else:
+            owner = cols["point"].astype(int)
+        for name in names:
+            values = [label(p[name]) for p in task.points]
+            if name == "step":
+                values = [np.nan if v is None else v for v in values]
+            parts[name].append(np.asarray(values, dtype=object)[owner])
+        for c in parts:
+            if c not in names:
+                parts[c].append(cols[c])
+    frame = {c: np.concatenate(v) for c, v in parts.items()}
+    table = pd.DataFrame(frame)
+    for name in names:                   # object columns back to their natural dtype
+        table[name] = table[name].infer_objects()
+        if name in ("scheme", "init", "weights", "attention", "precision"):
+            table[name] = table[name].astype(str)
+    return table
