@@ -100,3 +100,19 @@ def test_bad_arguments(kwargs, match):
     family = kwargs.pop("family")
     with pytest.raises(ValueError, match=match):
         sd.design(family, check=False, **PROBLEM, **kwargs)
+
+
+def test_an_ngpt_family_is_recognized_by_its_laws_not_its_name():
+    from symdyn.studies.families import bounds_of
+
+    # the affine family given as a Scheme, at other defaults: nGPT's laws, its bounds
+    fam = sd.scheme("ngpt", alpha="a0 + a1*t", params={"a0": 2.0, "a1": 1.0})
+    assert bounds_of(fam, None, 4.0) == [ALPHA_FAMILIES["affine"][2][k] for k in ("a0", "a1")]
+    # control: the same speed law in a custom scheme (generic layer rule) is not nGPT
+    own = sd.custom_scheme("ngpt-like", speed="A_norm/(a0 + a1*t)",
+                           params={"a0": 1.0, "a1": 0.0})
+    assert own.speed == fam.speed
+    assert bounds_of(own, None, 4.0) == [(-np.inf, np.inf)] * 2
+    # control: nGPT with a law no family has gets no family bounds
+    other = sd.scheme("ngpt", alpha="a0 + t", params={"a0": 1.0})
+    assert bounds_of(other, None, 4.0) == [(-np.inf, np.inf)]

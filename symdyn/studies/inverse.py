@@ -19,8 +19,10 @@ With the exact gradients :math:`\\partial\\gamma/\\partial p` of
     (``scipy.optimize.least_squares`` with the exact Jacobian).
 
 :func:`alpha_family` gives nGPT's step-size families (constant, affine, power,
-two-piece); :func:`evaluate` scores any scheme (a built-in, or a family at
-given parameters) on the same objective, for comparisons.
+two-piece; :mod:`~symdyn.studies.families`), the optimizers are in
+:mod:`~symdyn.studies.optimize`; :func:`evaluate` scores any scheme (a
+built-in, or a family at given parameters) on the same objective, for
+comparisons.
 
 Layer 3, studies.
 """
@@ -30,32 +32,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 
-from ..base.checks import check_attention, check_gamma0, finite_array, integer, number, shown
+from ..base.checks import check_attention, check_gamma0, integer, number, shown
 from ..model.registry import Scheme, SchemeLike
 from ..model.registry import scheme as get_scheme
-from ..model.symbols import t as t_sym
+from ..model.registry import schemes as builtin_names
 from ..particles.init import equiangular
 from ..particles.simulation import simulate
 from ..particles.weights import kaiming
 from ..reduced.solver import Trajectory, solve
+from .families import ALPHA_FAMILIES, alpha_family, bounds_of
+from .optimize import (  # noqa: F401 (re-exported: they were here)
+    RTOL,
+    TARGET_TOL,
+    LawFails,
+    Model,
+    balance,
+    fit_profile,
+    profile_target,
+    reach,
+    stopped,
+)
 
 OBJECTIVES = ("target", "speed", "profile")
-
-#: nGPT step-size families: alpha(t) with free parameters, their defaults and bounds.
-ALPHA_FAMILIES = {
-    "constant": ("a0", {"a0": 1.0}, {"a0": (1e-3, 1e3)}),
-    "affine": ("a0 + a1*t", {"a0": 1.0, "a1": 0.0}, {"a0": (1e-3, 1e3), "a1": (0.0, 1e3)}),
-    "power": ("a0*(1 + t)**p", {"a0": 1.0, "p": 0.0}, {"a0": (1e-3, 1e3), "p": (-3.0, 3.0)}),
-    "two-piece": (None, {"a0": 1.0, "a1": 1.0}, {"a0": (1e-3, 1e3), "a1": (1e-3, 1e3)}),
-}
-
-# Newton polish of the "target" objective: |gamma(L) - g| below this.
-TARGET_TOL = 1e-12
-# The solver's tolerance inside the optimizer (tighter than solve's default, so
-# that the gradients are exact to about 1e-10 and the polish converges).
-RTOL = 1e-12
 #: The most layers of the "speed" objective: one constraint and one output
 #: time each (10,000 layers took 8 s; 99,999 took 67 s).
 MAX_LAYERS = 10_000
@@ -108,85 +107,6 @@ class Design:
     nfev: int
     check: dict
 
-
-def alpha_family(name: str, depth: float | None = None) -> Scheme:
-    """nGPT with a step-size family :math:`\\alpha_t` (see :data:`ALPHA_FAMILIES`):
-    ``constant`` :math:`a_0`, ``affine`` :math:`a_0 + a_1 t`, ``power``
-    :math:`a_0 (1 + t)^p`, ``two-piece`` :math:`a_0` before ``depth/2`` and
-    :math:`a_1` after it.
-
-    Examples
-    --------
-    >>> import symdyn as sd
-    >>> sd.alpha_family("affine").bind(a1=0.5).law_of_t("alpha")(2.0)
-    2.0
-    >>> sd.alpha_family("two-piece", depth=4.0).breakpoints
-    (2.0,)
-    """
-    if name not in ALPHA_FAMILIES:
-        raise ValueError(f"name: expected one of {', '.join(ALPHA_FAMILIES)}, got {shown(name)}")
-    alpha, defaults, _ = ALPHA_FAMILIES[name]
-    if alpha is None:
-        if depth is None:
-            raise ValueError("depth: the two-piece family switches at depth/2; give depth > 0")
-        half = sp.nsimplify(number(depth, "depth", 0, low_open=True) / 2)
-        a0, a1 = (sp.Symbol(k, real=True) for k in ("a0", "a1"))
-        alpha = sp.Piecewise((a0, t_sym < half), (a1, True))
-    return get_scheme("ngpt", alpha=alpha, params=defaults)
-
-
-def _bounds(s: Scheme, bounds, depth):
-    """``(low, high)`` per parameter: those of ``bounds``, and for the others
-    the nGPT family's own (recognized by its law), else unbounded."""
-    names = list(s.defaults)
-    own = next((v[2] for k, v in ALPHA_FAMILIES.items()
-                if s.name == "ngpt" and alpha_family(k, depth).speed == s.speed), {})
-    if bounds is None:
-        bounds = {}
-    if not isinstance(bounds, dict) or set(bounds) - set(names):
-        raise ValueError(f"bounds: expected a dict of (low, high) by parameter among "
-                         f"{', '.join(names)}, got {shown(bounds)}")
-    out = []
-    for k in names:
-        pair = bounds.get(k, own.get(k, (-np.inf, np.inf)))
-        try:
-            lo, hi = pair
-            lo, hi = (-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))
-        except (TypeError, ValueError):
-            raise ValueError(f"bounds[{shown(k)}]: expected (low, high), numbers or None, got "
-                             f"{shown(pair)}") from None
-        if not lo < hi:
-            raise ValueError(f"bounds[{shown(k)}]: low must be < high, got {shown((lo, hi))}")
-        out.append((lo, hi))
-    return out
-
-
-class _LawFails(ValueError):
-    """The family's law fails on [0, L] at parameters the optimizer tried."""
-
-
-class _Model:
-    """gamma at fixed times and its gradient in the parameters, with a memo;
-    ``good``: the last parameters where the law held (None before)."""
-
-    def __init__(self, s, names, times, n, beta, gamma0, attention):
-        self.s, self.names, self.times = s, names, times
-        self.fixed = dict(n=n, beta=beta, gamma0=gamma0, attention=attention)
-        self.memo, self.nfev, self.good = {}, 0, None
-
-    def __call__(self, p):
-        key = tuple(np.asarray(p, dtype=float))
-        if key not in self.memo:
-            try:
-                tr = solve(self.s, t=self.times, rtol=RTOL, sensitivities=self.names,
-                           **self.fixed, params=dict(zip(self.names, key, strict=True)))
-            except (ValueError, ArithmeticError) as exc:
-                raise _LawFails(str(exc)) from None
-            jac = np.stack([tr.sensitivities[q] for q in self.names], axis=-1)
-            self.memo = {key: (tr.gamma, jac)}
-            self.nfev += 1
-            self.good = key
-        return self.memo[key]
 
 
 def design(family: SchemeLike, objective: str = "target", *, depth: float, n: float,
@@ -252,14 +172,14 @@ def design(family: SchemeLike, objective: str = "target", *, depth: float, n: fl
     gamma0 = number(gamma0, "gamma0")
     check_gamma0(gamma0, n)
     check_attention(attention)
-    box = _bounds(s, bounds, L)
+    box = bounds_of(s, bounds, L)
     p0 = np.clip([s.defaults[k] for k in names], [b[0] for b in box], [b[1] for b in box])
     model, goal, optimize = _problem(objective, s, names, L, (n, beta, gamma0, attention),
                                      target, times, layers)
     try:
         p, ok, msg, value = optimize(model, goal, p0, box)
-    except _LawFails as exc:      # SLSQP or least_squares stepped onto an invalid law
-        p, ok, msg, value = _stopped(objective, model, goal, exc, L)
+    except LawFails as exc:      # SLSQP or least_squares stepped onto an invalid law
+        p, ok, msg, value = stopped(objective, model, goal, exc, L)
     params = dict(zip(names, map(float, p), strict=True))
     tr = solve(s, n=n, beta=beta, gamma0=gamma0, t=np.linspace(0, L, 201),
                attention=attention, params=params)
@@ -271,134 +191,16 @@ def _problem(objective, s, names, L, fixed, target, times, layers):
     """The model of ``objective`` (its output times), its checked goal (the
     target value, or the target curve), and its optimizer."""
     if objective == "profile":
-        times, goal = _profile_target(times, target, L)
-        return _Model(s, names, times, *fixed), goal, _fit_profile
+        times, goal = profile_target(times, target, L)
+        return Model(s, names, times, *fixed), goal, fit_profile
     goal = number(target, "target", fixed[2], 1, low_open=True, high_open=True)
     if objective == "target":
-        return _Model(s, names, np.array([L]), *fixed), goal, _reach
+        return Model(s, names, np.array([L]), *fixed), goal, reach
     layers = integer(layers, "layers", 1)
     if layers > MAX_LAYERS:
         raise ValueError(f"layers: {layers:,} layers, more than the {MAX_LAYERS:,} the speed "
                          f"objective takes (one constraint and one output time each)")
-    return _Model(s, names, np.linspace(0, L, layers + 1), *fixed), goal, _balance
-
-
-def _stopped(objective, model, goal, exc, L):
-    """The outcome when the optimizer stepped where the family's law fails on
-    ``[0, L]``: the last parameters where it held, with ``success`` False and
-    the reason (the defaults failing already is the caller's error: raised)."""
-    if model.good is None:
-        raise ValueError(str(exc)) from None
-    p = np.array(model.good)
-    gam, _ = model(p)
-    if objective == "target":
-        value = float(gam[-1] - goal)
-    elif objective == "speed":
-        value = float(np.min(np.diff(gam) / np.diff(model.times)))
-    else:
-        value = float(np.sqrt(np.mean((gam - goal) ** 2)))
-    why = str(exc) if len(str(exc)) <= 150 else str(exc)[:147] + "..."
-    return p, False, (f"the search stepped where the law fails on [0, {L:g}] ({why}); "
-                      f"these are the last parameters where it held (bounds= can keep the "
-                      f"search on valid laws)"), value
-
-
-def _reach(model, g, p0, box):
-    """min |p - p0|^2 s.t. gamma(L) = g, then minimal-norm Newton steps."""
-    from scipy.optimize import minimize
-
-    def gap(p):
-        return model(p)[0][-1] - g
-
-    def grad(p):
-        return model(p)[1][-1]
-
-    p = np.asarray(p0, dtype=float)
-    if len(p) > 1:
-        res = minimize(lambda q: np.sum((q - p0) ** 2), p, jac=lambda q: 2 * (q - p0),
-                       bounds=box, method="SLSQP", options={"ftol": 1e-14, "maxiter": 200},
-                       constraints=[{"type": "eq", "fun": gap, "jac": grad}])
-        p = res.x
-    lo, hi = np.array(box).T
-    r = gap(p)
-    slow = 0                   # Newton converges fast; a stall means out of reach
-    for _ in range(50):
-        if abs(r) < TARGET_TOL or slow == 3:
-            break
-        J = grad(p)
-        step = -r * J / J.dot(J)
-        # damped: stay in the box, on valid laws, and decrease |gamma(L) - g|;
-        # a step that shrinks to nothing means the target is out of reach
-        while np.max(np.abs(step)) > 1e-10 * (1 + np.max(np.abs(p))):
-            q = p + step
-            if np.all(q >= lo) and np.all(q <= hi):
-                try:
-                    r_new = gap(q)
-                except (ValueError, ArithmeticError):   # the law fails on [0, L]
-                    r_new = np.inf
-                if abs(r_new) < abs(r):
-                    break
-            step = step / 2
-        else:
-            break
-        slow = slow + 1 if abs(r_new) > abs(r) / 2 else 0
-        p, r = q, r_new
-    ok = bool(abs(r) < 1e-10)
-    return p, ok, ("gamma(L) reaches the target" if ok else
-                   f"gamma(L) - target = {r:.3g}: the target looks out of reach of this "
-                   f"family (the steps toward it stall at the bounds or where the law "
-                   f"fails on [0, L])"), float(r)
-
-
-def _balance(model, g, p0, box):
-    """max z s.t. per-layer progress >= z and gamma(L) <= g (SLSQP on (p, z))."""
-    from scipy.optimize import minimize
-
-    dt = np.diff(model.times)
-
-    def progress(x):
-        gam, _ = model(x[:-1])
-        return np.diff(gam) / dt - x[-1]
-
-    def progress_jac(x):
-        _, J = model(x[:-1])
-        return np.hstack([np.diff(J, axis=0) / dt[:, None], -np.ones((len(dt), 1))])
-
-    gam0, _ = model(p0)
-    x0 = np.append(p0, np.min(np.diff(gam0) / dt))
-    cons = [{"type": "ineq", "fun": progress, "jac": progress_jac},
-            {"type": "ineq", "fun": lambda x: g - model(x[:-1])[0][-1],
-             "jac": lambda x: np.append(-model(x[:-1])[1][-1], 0.0)}]
-    res = minimize(lambda x: -x[-1], x0, jac=lambda x: np.append(np.zeros(len(p0)), -1.0),
-                   bounds=list(box) + [(None, None)], method="SLSQP", constraints=cons,
-                   options={"ftol": 1e-12, "maxiter": 300})
-    p = res.x[:-1]
-    gam, _ = model(p)
-    z = float(np.min(np.diff(gam) / dt))
-    ok = bool(res.success and gam[-1] <= g + 1e-9)
-    return p, ok, str(res.message), z
-
-
-def _profile_target(times, target, L):
-    times = finite_array(times, "times", 0.0, low_open=True)
-    goal = finite_array(target, "target")
-    if times.ndim != 1 or goal.shape != times.shape or np.any(np.diff(times) <= 0):
-        raise ValueError("times, target: expected increasing times in (0, depth] and one "
-                         "target value per time")
-    if times[-1] > L:
-        raise ValueError(f"times: must lie in (0, depth] = (0, {L:g}], got up to {times[-1]:g}")
-    if np.any(goal >= 1) or np.any(goal <= -1):
-        raise ValueError("target: cosines must lie in (-1, 1)")
-    return times, goal
-
-
-def _fit_profile(model, goal, p0, box):
-    from scipy.optimize import least_squares
-
-    res = least_squares(lambda p: model(p)[0] - goal, p0, jac=lambda p: model(p)[1],
-                        bounds=tuple(np.array(box).T), xtol=1e-15, ftol=1e-15, gtol=1e-15)
-    rms = float(np.sqrt(np.mean(res.fun ** 2)))
-    return res.x, bool(res.status > 0), str(res.message), rms
+    return Model(s, names, np.linspace(0, L, layers + 1), *fixed), goal, balance
 
 
 def _check(s, params, L, n, beta, gamma0, attention, tr, d, seed):
@@ -443,7 +245,7 @@ def evaluate(scheme: SchemeLike, objective: str, *, depth: float, n: float, beta
         grid = np.linspace(0, L, layers + 1)
         return float(np.min(np.diff(solve(scheme, t=grid, **kw).gamma) / np.diff(grid)))
     if objective == "profile":
-        times, goal = _profile_target(times, target, L)
+        times, goal = profile_target(times, target, L)
         return float(np.sqrt(np.mean((solve(scheme, t=times, **kw).gamma - goal) ** 2)))
     raise ValueError(f"objective: expected one of {', '.join(OBJECTIVES)}, got {shown(objective)}")
 
@@ -470,8 +272,6 @@ def compare(objective: str, *, depth: float, n: float, beta: float, gamma0: floa
     """
     import pandas as pd
 
-    from ..model.registry import schemes as builtin_names
-
     problem = dict(depth=depth, n=n, beta=beta, gamma0=gamma0, target=target, times=times,
                    layers=layers, attention=attention)
     def feasible(gamma_L):
@@ -481,7 +281,7 @@ def compare(objective: str, *, depth: float, n: float, beta: float, gamma0: floa
     for name in families:
         res = design(name, objective, check=False, **problem)
         gamma_L = float(res.trajectory.gamma[-1])
-        rows[f"ngpt ({name})"] = ("designed", name, res.params, res.value, gamma_L,
+        rows[f"{res.scheme.name} ({name})"] = ("designed", name, res.params, res.value, gamma_L,
                                   feasible(gamma_L), res.success)
     for name in builtin_names() if schemes is None else schemes:
         value = evaluate(name, objective, **problem)
