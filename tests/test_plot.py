@@ -86,3 +86,39 @@ def test_no_library_code_changes_the_backend():
     notebooks = pathlib.Path(__file__).parent.parent / "notebooks"
     assert [p.name for p in notebooks.glob("*.ipynb")
             if "matplotlib.use(" in p.read_text()] == []
+
+
+def test_built_in_styles_come_from_their_entries():
+    import dataclasses
+
+    from symdyn.model.registry import entry
+
+    for name in sd.schemes():                 # whatever the registry holds, new ones too
+        want = entry(name).style
+        assert style(name) == {"color": want.color, "linestyle": want.dash, "label": want.label}
+    assert style("none") == {"color": "#000000", "linestyle": (0, (1, 1)),
+                             "label": "none (pure attention)"}
+    # control: the same laws under another name are not the entry's: hashed, own colour
+    renamed = dataclasses.replace(sd.scheme("post-ln"), name="mine")
+    assert style(renamed)["label"] == "mine"
+    assert style(renamed)["color"] not in {entry(n).style.color for n in sd.schemes()}
+
+
+def test_a_law_parameter_of_any_entry_is_shown_as_math(monkeypatch):
+    import sympy as sp
+
+    from symdyn.model import registry
+    from symdyn.model.expressions import parse
+    from symdyn.model.scheme import Entry, Parameter, Scheme, Style
+
+    def build(kappa="1"):
+        k = parse(kappa, "kappa", {"t": sd.symbols.t}, functions_of_t=True)
+        return Scheme("damped", sd.symbols.A_norm * k, sp.Integer(0), sp.oo, (("kappa", k),))
+
+    monkeypatch.setitem(registry._REGISTRY, "damped", Entry(
+        "damped", build, Style("#123456", "-", "Damped"), "", 99,
+        (Parameter("kappa", "1", kind="law"),)))
+    assert style("damped") == {"color": "#123456", "linestyle": "-", "label": "Damped"}
+    schedule = style(sd.scheme("damped", kappa="1 + t"))
+    assert schedule["label"] == r"Damped, $\kappa_t = t + 1$"
+    assert schedule["color"] != "#123456"               # a schedule is not the default

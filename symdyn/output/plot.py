@@ -7,9 +7,10 @@ nothing. :func:`save` writes a figure (PNG, SVG or PDF by suffix, 300 dpi).
 matplotlib is imported when a function runs, and its backend is never
 changed, so plots show inline in Jupyter.
 
-Each scheme has one style, the same in every figure: :func:`style` fixes
-colour and line style by name (the Okabe-Ito palette for the built-ins; a
-stable hash of the name for custom schemes). :data:`PAPER` is the rc style
+Each scheme has one style, the same in every figure: :func:`style` takes a
+built-in's colour, dash and label from its entry (``Scheme.style``), and
+gives custom schemes a colour and dash from a stable hash of their name and
+laws (never a built-in's colour). :data:`PAPER` is the rc style
 for paper output (``with paper_style(): ...``).
 
 Near the cluster the plots use :math:`\\varepsilon = 1-\\gamma` from the
@@ -29,19 +30,14 @@ import numpy as np
 import sympy as sp
 
 from ..base.checks import shown
-from ..model.registry import Scheme, SchemeLike
+from ..model.registry import Scheme, SchemeLike, Style, entry
 from ..model.registry import scheme as get_scheme
+from ..model.registry import schemes as builtin_names
+from ..particles.simulation import NONE, resolve
 
-#: Colour-blind safe colours and distinct dashes for the built-ins.
-_BUILTIN = {
-    "post-ln": ("#0072B2", "-", "Post-LN"),
-    "pre-ln": ("#D55E00", (0, (6, 2)), "Pre-LN"),
-    "mix-ln": ("#009E73", (0, (2, 1.5)), "Mix-LN"),
-    "peri-ln": ("#CC79A7", (0, (6, 1.5, 1.5, 1.5)), "Peri-LN"),
-    "ngpt": ("#E69F00", "-", "nGPT"),
-    "sqrt-scaling": ("#56B4E9", (0, (3, 1, 1, 1, 1, 1)), r"$\sqrt{t}$-scaling"),
-    "none": ("#000000", (0, (1, 1)), "none (pure attention)"),
-}
+#: The unnormalized baseline (:data:`symdyn.particles.simulation.NONE`):
+#: black and dotted; the built-ins take their entry's style (``Scheme.style``).
+BASELINE = Style("#000000", (0, (1, 1)), "none (pure attention)")
 _CUSTOM_COLOURS = ("#882255", "#44AA99", "#999933", "#332288", "#AA4499", "#117733",
                    "#661100", "#6699CC", "#888888", "#DDCC77")
 _CUSTOM_DASHES = ("-", (0, (5, 2)), (0, (1, 1.2)), (0, (4, 1, 1, 1)), (0, (8, 2, 2, 2)))
@@ -76,23 +72,48 @@ def paper_style():
 
 
 def label(scheme: SchemeLike) -> str:
-    """How a scheme is named in a legend: the paper's names, and nGPT's
-    schedule as math (:math:`\\alpha_t = 1 + t`), never raw sympy text."""
-    if isinstance(scheme, str) and scheme in _BUILTIN:
-        return _BUILTIN[scheme][2]
-    s = get_scheme(scheme)
-    alpha = dict(s.params).get("alpha")
-    if s.name == "ngpt" and alpha is not None and alpha != 1:
-        return rf"nGPT, $\alpha_t = {sp.latex(alpha)}$"
-    return _BUILTIN[s.name][2] if s.name in _BUILTIN and not s.free else s.name
+    """How a scheme is named in a legend: its entry's label (the paper's
+    names), with any parameter that is a law of ``t`` shown as math
+    (nGPT's :math:`\\alpha_t = 1 + t`), never raw sympy text.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> print(label(sd.scheme("ngpt", alpha="1 + t")), "|", label("none"))
+    nGPT, $\\alpha_t = t + 1$ | none (pure attention)
+    """
+    s = resolve(scheme)
+    if s == NONE:
+        return BASELINE.label
+    if s.style is None or s.name not in builtin_names():     # custom, or renamed
+        return s.name
+    laws = _laws(s)
+    if laws:
+        return ", ".join([s.style.label, *laws])
+    return s.name if s.free else s.style.label
+
+
+def _laws(s: Scheme) -> list[str]:
+    """A built-in's parameters that are laws of ``t`` (its entry says which),
+    away from their defaults, as math: ``$\\alpha_t = t + 1$``."""
+    declared, defaults = entry(s.name).parameters, dict(get_scheme(s.name).params)
+    laws = {p.name for p in declared if p.kind == "law"}
+    out = []
+    for name, value in s.params:
+        if name in laws and value != defaults.get(name):
+            symbol = sp.latex(sp.Symbol(name))
+            symbol = f"{symbol}(t)" if "_" in symbol else f"{symbol}_t"
+            out.append(f"${symbol} = {sp.latex(value)}$")
+    return out
 
 
 def style(scheme: SchemeLike) -> dict:
     """``{"color", "linestyle", "label"}`` of a scheme, the same in every figure.
 
-    Built-ins (and ``"none"``) have fixed styles; any other scheme (a custom
-    one, or nGPT with a schedule) gets a colour and dash from a hash of its
-    name and laws, stable across sessions and distinct from the built-ins.
+    A built-in at its defaults takes its entry's style (``Scheme.style``) and
+    ``"none"`` :data:`BASELINE`; any other scheme (a custom one, or nGPT with
+    a schedule) gets a colour and dash from a hash of its name and laws,
+    stable across sessions, its colour unused by the built-ins.
 
     Examples
     --------
@@ -100,20 +121,35 @@ def style(scheme: SchemeLike) -> dict:
     >>> style("pre-ln")["color"], style("pre-ln") == style("pre-ln")
     ('#D55E00', True)
     """
-    key = scheme if isinstance(scheme, str) else _key(get_scheme(scheme))
-    if key in _BUILTIN:
-        color, dash, _ = _BUILTIN[key]
+    s = resolve(scheme)
+    fixed = _fixed(s)
+    if fixed is not None:
+        color, dash = fixed.color, fixed.dash
     else:
-        h = int(hashlib.sha256(key.encode()).hexdigest(), 16)
-        color = _CUSTOM_COLOURS[h % len(_CUSTOM_COLOURS)]
+        h = int(hashlib.sha256(f"{s.name}|{s.speed}|{s.radial}".encode()).hexdigest(), 16)
+        color = _free_colour(h)
         dash = _CUSTOM_DASHES[(h // len(_CUSTOM_COLOURS)) % len(_CUSTOM_DASHES)]
-    return {"color": color, "linestyle": dash, "label": label(scheme)}
+    return {"color": color, "linestyle": dash, "label": label(s)}
 
 
-def _key(s: Scheme) -> str:
-    if s.name in _BUILTIN and s == get_scheme(s.name):
-        return s.name
-    return f"{s.name}|{s.speed}|{s.radial}"
+def _fixed(s: Scheme) -> Style | None:
+    """The style of the baseline, or of a built-in at its defaults; else None."""
+    if s == NONE:
+        return BASELINE
+    if s.style is None or s.name not in builtin_names():     # custom, or renamed
+        return None
+    return s.style if s == get_scheme(s.name) else None
+
+
+def _free_colour(h: int) -> str:
+    """The palette's colour for hash ``h``: the next one no built-in uses."""
+    taken = {BASELINE.color} | {entry(name).style.color for name in builtin_names()}
+    k = h % len(_CUSTOM_COLOURS)
+    for step in range(len(_CUSTOM_COLOURS)):
+        colour = _CUSTOM_COLOURS[(k + step) % len(_CUSTOM_COLOURS)]
+        if colour not in taken:
+            return colour
+    return _CUSTOM_COLOURS[k]
 
 
 def _axes(ax, ncols=1, width=3.4):
@@ -197,7 +233,6 @@ def compare(schemes=None, n: float = 32, beta: float = 1.0, gamma0: float = 0.0,
     >>> [ax.get_xscale() for ax in fig.axes]
     ['log', 'log', 'log']
     """
-    from ..model.registry import schemes as builtin_names
     from ..reduced.solver import solve
 
     names = builtin_names() if schemes is None else list(schemes)
