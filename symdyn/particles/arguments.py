@@ -6,6 +6,8 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..base.checks import RTOL_FLOOR, memory, number, real_array, shown, tolerance
@@ -14,8 +16,9 @@ from ..model.symbols import SCHEME_SYMBOLS
 from .field import NONE
 
 
+@lru_cache(maxsize=256)
 def concrete(s):
-    """Refuse laws numpy cannot evaluate: undefined functions (``alpha(t)``) or
+    """(Once per scheme.) Refuse laws numpy cannot evaluate: undefined functions (``alpha(t)``) or
     symbols other than t, r, a, A_norm, n, beta."""
     for name, law in (("speed", s.speed), ("radial", s.radial), ("temperature", s.temperature)):
         loose = s.undefined(law)

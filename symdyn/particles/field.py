@@ -16,6 +16,8 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import sympy as sp
 
@@ -23,7 +25,8 @@ from ..model import log_clock
 from ..model.guards import lambdify
 from ..model.law_limits import R_UNDERFLOW, underflow
 from ..model.registry import LayerRule, Scheme, radial_fault, speed_fault
-from ..model.symbols import a, r
+from ..model.scheme import phase_branches
+from ..model.symbols import A_norm, a, r
 from ..model.symbols import t as t_sym
 from .attention import attention as _attention
 from .attention import of_weights
@@ -40,16 +43,15 @@ class Field:
         self.s, self.w, self.attention, self.dtype = s, w, attention, dtype
         # log clock (symdyn.model.log_clock): the time is tau, rad holds u = log r - tau
         self.log = log
-        self.laws = log_clock.numeric(s) if log else s.numeric()
-        self.scheme_bps = (log_clock.breakpoints(s) if log
-                           else np.asarray(s.breakpoints, dtype=float))
+        (self.laws, self.scheme_bps, self.constant, self.needs_a, self.needs_norm,
+         self.tau) = _facts(s, log)
         self.bps = np.asarray(breakpoints, dtype=float)
         starts = np.concatenate([[0.0], self.bps])
         self.law_of_phase = np.searchsorted(self.scheme_bps, starts, side="right")
         self.draw_of_phase = (np.floor(starts / period).astype(int) if period
                               else np.zeros(len(starts), dtype=int))
         self.raw = s.layer == NONE.layer
-        self.tau = _temperature(s, log)     # None: the attention runs at beta
+        self.on_sphere = s.on_sphere and not log
         self._buffers = {}
         self.fault = None       # why the last refused evaluation had no field
 
@@ -81,11 +83,47 @@ class Field:
         # damps the normal direction so strongly that it, not the dynamics,
         # limited explicit steps near a cluster (4.7x more evaluations, Post-LN).
         theta = theta / np.sqrt(np.einsum("mnd,mnd->mn", theta, theta))[..., None]
+        law = self.law_of_phase[phase]
+        A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass)
+        speed, radial = self.laws[law]
+        args = (tm[:, None], rad, a_k, norm, n, beta[:, None])
+        constant = self.constant[law]
+        if constant is None:
+            s = np.broadcast_to(speed(*args), (m, n))
+            A *= (1.0 / s)[..., None]       # s = +inf outgrew floats: 1/s = 0, its limit
+            bad = ~(s > 0)
+        else:                               # a positive number: nothing to check
+            s, bad = constant, None
+            if constant != 1.0:
+                A *= 1.0 / constant
+        if self.on_sphere:                  # r = 1 and dr/dt = 0: nothing to check
+            rho = self._zeros(m, n)
+        else:
+            rho = np.broadcast_to(radial(*args), (m, n))
+            ok_r = np.isfinite(rad) if self.log else rad > 0
+            bad = ~ok_r if bad is None else bad | ~ok_r
+        if hot_fault:
+            bad = ~np.isfinite(hot)[:, None] | (False if bad is None else bad)
+        if bad is not None and bad.any():
+            self._note(bad, tm, np.broadcast_to(s, (m, n)), rad, theta)
+            self.fault = hot_fault or self.fault
+            A[bad] = np.nan
+            rho = np.where(bad, np.nan, rho)
+        if mass is not None:
+            A[mass == 0] = 0.0
+            rho = np.where(mass == 0, 0.0, rho)
+        return A, rho
+
+    def _attend(self, theta, rad, beta, tm, phase, draw, mass):
+        """``P_theta A`` (in a reused buffer), and ``a``, ``|A|`` where a law reads
+        them (else None), at ``beta tau(t)``; with ``(beta tau, why it failed)``."""
+        m, n, d = theta.shape
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
         # the temperature law: the attention (and a, |A| in the laws) at beta tau(t)
         hot, hot_fault = (beta, None) if self.tau is None else self._hot(tm, beta)
+        a_k = norm = None
         if ident:
             # A = A_off + own * theta_k: P_theta A = A_off - <A_off, theta> theta
             # exactly, without cancelling the token's own O(1) term (attention.py)
@@ -94,34 +132,27 @@ class Field:
             if self.raw:
                 own = own * rad
             along = np.einsum("mnd,mnd->mn", A, theta)
-            a_k = own + along
-            norm = np.sqrt(np.maximum(np.einsum("mnd,mnd->mn", A, A)
-                                      + own * (own + 2 * along), 0.0))
+            if self.needs_a:
+                a_k = own + along
+            if self.needs_norm:
+                norm = np.sqrt(np.maximum(np.einsum("mnd,mnd->mn", A, A)
+                                          + own * (own + 2 * along), 0.0))
         else:
             A = _attention(Y, hot, qkv, self.attention, False, out=out, work=work,
                            mass=mass)
             along = a_k = np.einsum("mnd,mnd->mn", A, theta)
-            norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
-        speed, radial = self.laws[self.law_of_phase[phase]]
-        args = (tm[:, None], rad, a_k, norm, n, beta[:, None])
-        s = np.broadcast_to(speed(*args), a_k.shape)
-        rho = np.broadcast_to(radial(*args), a_k.shape)
+            if self.needs_norm:
+                norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
         np.multiply(theta, along[..., None], out=tmp)
         A -= tmp
-        A *= (1.0 / s)[..., None]
-        # s = +inf is a law that outgrew floats: 1/s = 0, its exact limit.
-        bad = ~((s > 0) & (np.isfinite(rad) if self.log else rad > 0))
-        if hot_fault:
-            bad |= ~np.isfinite(hot)[:, None]
-        if bad.any():
-            self._note(bad, tm, s, rad, theta)
-            self.fault = hot_fault or self.fault
-            A[bad] = np.nan
-            rho = np.where(bad, np.nan, rho)
-        if mass is not None:
-            A[mass == 0] = 0.0
-            rho = np.where(mass == 0, 0.0, rho)
-        return A, rho
+        return A, a_k, norm, hot, hot_fault
+
+    def _zeros(self, m, n):
+        key = ("zeros", m, n)
+        if key not in self._buffers:
+            self._buffers[key] = np.zeros((m, n), dtype=self.dtype)
+            self._buffers[key].flags.writeable = False
+        return self._buffers[key]
 
     def _hot(self, tm, beta):
         """``(beta tau(t), fault)`` of each member (the log clock: t = e^tau - 1);
@@ -162,6 +193,22 @@ class Field:
             dtheta[sel], drho[sel] = self(tm[sel], theta[sel], rad[sel], beta[sel], int(p),
                                           mass=None if mass is None else mass[sel])
         return dtheta, drho
+
+
+@lru_cache(maxsize=64)
+def _facts(s, log):
+    """What a field of ``s`` needs, once per scheme: the compiled laws per phase,
+    their breakpoints, each phase's speed when it is a positive number (else
+    None), whether the laws read ``a`` and ``|A|``, and the temperature law."""
+    if log:
+        laws, bps, constant = log_clock.numeric(s), log_clock.breakpoints(s), None
+    else:
+        laws, bps = s.numeric(), np.asarray(s.breakpoints, dtype=float)
+        constant = [float(e) if e.is_number and e.is_positive and e.is_finite else None
+                    for e in phase_branches(s.speed, s.breakpoints)]
+    used = s.speed.free_symbols | s.radial.free_symbols
+    return (laws, bps, constant or [None] * len(laws), a in used, A_norm in used,
+            _temperature(s, log))
 
 
 def _temperature(s, log):

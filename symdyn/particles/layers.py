@@ -4,12 +4,20 @@ The rules are the schemes' own (``symdyn/model/schemes/``, docs/model.md,
 section 2); this loop hands them ``A(y)``, the attention at ``beta`` (a
 rule that rescales its input gets its temperature from that input), and
 ``field(x)``, the continuous field at ``t_k`` (at ``beta tau(t_k)``), and
-records the observables at the output layers.
+records the observables at the output layers only.
+
+The loop around the rules allocates nothing per layer: ``A`` writes into
+buffers made once (the scores, and one output per call within a layer; a
+rule that returns such a buffer gets a copy), the layer's ``t_k`` and draw
+are set on two callables made once, and the finiteness check is one dot
+product (the full test only when it overflows or fails).
 
 Layer 2, particles.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -17,6 +25,64 @@ from ..model.registry import unit
 from .attention import attention as _attention
 from .attention import of_weights
 from .field import Field
+
+
+class _Attend:
+    """``A(y)`` of layer ``k``: the attention at ``beta`` of draw ``k``, into
+    reused buffers (the ``i``-th call of a layer writes the ``i``-th one)."""
+
+    def __init__(self, w, beta, attention, shape, dtype):
+        self.w, self.attention, self.shape, self.dtype = w, attention, shape, dtype
+        self.beta = np.asarray(beta, dtype=float).reshape(-1, 1, 1)
+        self.work = np.empty(shape[:2] + shape[1:2], dtype=dtype)       # (M, n, n)
+        self.pool = []
+        self.used = 0
+        self.qkv, self.ident = of_weights(w, 0)
+
+    def layer(self, k):
+        self.used = 0
+        if not self.w.tied:
+            self.qkv, self.ident = of_weights(self.w, k)
+
+    def __call__(self, y):
+        if y.shape != self.shape or y.dtype != self.dtype:      # a rule of other shapes
+            return _attention(y, self.beta, self.qkv, self.attention, self.ident)
+        if self.used == len(self.pool):
+            self.pool.append(np.empty(self.shape, dtype=self.dtype))
+        out = self.pool[self.used]
+        self.used += 1
+        if not self.ident:
+            out[...] = _attention(y, self.beta, self.qkv, self.attention, False)
+            return out
+        return _attention(y, self.beta, None, self.attention, True, out=out, work=self.work)
+
+    def holds(self, x):
+        """Does ``x`` live in one of the buffers (a rule that returned ``A(y)`` or a
+        view of it: numpy keeps the owner as the view's ``base``)?"""
+        owner = x if getattr(x, "base", None) is None else x.base
+        return any(owner is b for b in self.pool)
+
+
+class _FieldAt:
+    """``field(x)`` of layer ``k``: the continuous field at ``t_k`` (its phase: the
+    one that starts at ``t_k``), for the rules that step along it."""
+
+    def __init__(self, field, beta):
+        self.field, self.beta = field, beta
+        self.k, self.tk = 0, 0.0
+
+    def __call__(self, y):
+        field, M = self.field, len(self.beta)
+        field.fault = None
+        phase = int(field.phase_at(np.array([self.tk]), side="right")[0])
+        return field(np.full(M, self.tk), unit(y), np.linalg.norm(y, axis=-1), self.beta,
+                     phase, draw=self.k)
+
+
+def _finite(x) -> bool:
+    """All of ``x`` finite: one dot product (NaN and inf reach it), and the
+    elementwise test only where it is not finite (it may overflow)."""
+    return math.isfinite(np.vdot(x, x)) or bool(np.isfinite(x).all())
 
 
 def layers(s, w, attention, theta, rad, beta, times, h, rec):
@@ -30,13 +96,17 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec):
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
     members = np.arange(M)
+    attend = _Attend(w, beta, attention, theta.shape, theta.dtype)
+    at = _FieldAt(field, beta)
+    tks = np.arange(total + 1) * np.float64(h)     # laws divide as numpy does: 1/0 = inf
+    update = s.layer.update
 
     def where(k):
         return f"layer {k} (t = {k * h:g}) with step = {h:g}; use a smaller step"
 
     with np.errstate(all="ignore"):
         for k in range(total + 1):
-            if not np.all(np.isfinite(x)):
+            if not _finite(x):
                 raise ArithmeticError("simulate: " + (field.fault or
                                                       f"non-finite tokens at {where(k)}"))
             if k in out:
@@ -44,17 +114,9 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec):
                             np.linalg.norm(x, axis=-1), beta, min(k, w.draws - 1), where(k))
             if k == total:
                 break
-            tk = np.float64(k * h)          # laws divide as numpy does: 1/0 = inf
-
-            def attend(y, k=k):
-                qkv, ident = of_weights(w, k)
-                return _attention(y, beta, qkv, attention, ident)
-
-            def continuous(y, k=k, tk=tk):
-                field.fault = None
-                phase = int(field.phase_at(np.array([tk]), side="right")[0])
-                return field(np.full(M, tk), unit(y), np.linalg.norm(y, axis=-1), beta,
-                             phase, draw=k)
-
-            x = s.layer.update(s, x, h, tk, attend, continuous)
+            attend.layer(k)
+            at.k, at.tk = k, tks[k]
+            x = update(s, x, h, tks[k], attend, at)
+            if attend.holds(x):         # the next layer's A would overwrite it
+                x = x.copy()
     return total, total, f"{total} layers of step {h:g}"

@@ -103,6 +103,32 @@ class Simulation:
                             self.gamma)
 
 
+#: Graphs of at most this many tokens are labelled here (a few numpy calls for the
+#: batch); larger ones by scipy, one graph at a time.
+SMALL_GRAPH = 64
+
+
+def components(linked: np.ndarray) -> np.ndarray:
+    """The number of connected components of each graph ``linked`` (m, n, n):
+    symmetric, its diagonal set.
+
+    Small graphs: every token takes the smallest label among its neighbours
+    and itself, then the label of that label (labels only decrease and stay
+    within the component); where no label changes, each component carries
+    one label, that of the one token labelled by itself.
+    """
+    m, n, _ = linked.shape
+    if n > SMALL_GRAPH:
+        return np.array([connected_components(g, directed=False)[0] for g in linked])
+    index = np.arange(n)
+    label = np.broadcast_to(index, (m, n)).copy()
+    rows = np.arange(m)[:, None]
+    while True:
+        least = np.where(linked, label[:, None, :], n).min(axis=-1)
+        if np.array_equal(least, label):
+            return np.count_nonzero(label == index, axis=-1)
+        label = least[rows, least]
+
 
 class Recorder:
     """Observables at the output times; NaN (clusters: -1) until recorded."""
@@ -146,20 +172,18 @@ class Recorder:
                 self.bound[name][members, k] = flag
 
     def __call__(self, k, members, theta, rad, speed):
-        n = theta.shape[1]
+        m, n = theta.shape[:2]
         G = theta @ np.swapaxes(theta, -1, -2)
-        diag = np.einsum("mnn->mn", G)
-        self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diag.sum(-1)) / (n * (n - 1))
+        diagonal = G.reshape(m, n * n)[:, ::n + 1]          # a view of each G's diagonal
+        self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diagonal.sum(-1)) / (n * (n - 1))
         dev = theta - theta.mean(axis=1, keepdims=True)
         self.epsilon[members, k] = np.einsum("mnd,mnd->m", dev, dev) / (n - 1)
-        idx = np.arange(n)
-        G[:, idx, idx] = np.inf
+        diagonal[...] = np.inf
         self.min_cos[members, k] = G.min(axis=(-1, -2))
-        G[:, idx, idx] = 1.0
-        self.linked[members, k] = ((G >= self.threshold).sum(axis=(-1, -2)) - n) / (n * (n - 1))
-        for i, m in enumerate(members):
-            self.clusters[m, k] = connected_components(G[i] >= self.threshold,
-                                                       directed=False)[0]
+        diagonal[...] = 1.0
+        linked = G >= self.threshold
+        self.linked[members, k] = (np.count_nonzero(linked, axis=(-1, -2)) - n) / (n * (n - 1))
+        self.clusters[members, k] = components(linked)
         self.r[members, :, k] = rad
         self.speed[members, :, k] = speed
         if self.X is not None:

@@ -36,6 +36,7 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -310,12 +311,32 @@ def _start(s, X, norms, w, span, heads, dtype):
     identity weights and d > n, in orthonormal coordinates of the tokens' span
     (``basis`` (M, d, n), else None)."""
     theta = X / norms[..., None]
-    rad = np.ones(norms.shape) if s.starts_on_sphere else norms
+    rad = np.ones(norms.shape) if _starts_on_sphere(s) else norms
     basis = None
     if span:
         basis, _ = np.linalg.qr(np.swapaxes(theta, -1, -2))      # (M, d, n)
         theta = theta @ basis
-        w = identity(theta.shape[-1], heads)
+        w = _identity(theta.shape[-1], heads, dtype)
     elif w is None:
-        w = identity(theta.shape[-1])
-    return theta.astype(dtype), rad.astype(dtype), w.astype(dtype), basis
+        w = _identity(theta.shape[-1], 1, dtype)
+    return theta.astype(dtype, copy=False), rad.astype(dtype, copy=False), w.astype(dtype), basis
+
+
+@lru_cache(maxsize=256)
+def _starts_on_sphere(s) -> bool:
+    return s.starts_on_sphere
+
+
+def _identity(d, heads, dtype):
+    """Identity weights; small ones made once per size (and never written to)."""
+    if heads * d * d > 10**5:
+        return identity(d, heads).astype(dtype)
+    return _small_identity(d, heads, np.dtype(dtype).name)
+
+
+@lru_cache(maxsize=32)
+def _small_identity(d, heads, dtype):
+    w = identity(d, heads).astype(np.dtype(dtype))
+    for m in (w.Q, w.K, w.V):
+        m.flags.writeable = False
+    return w
