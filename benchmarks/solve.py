@@ -10,15 +10,26 @@ tolerances) per parameter set on the same lambdified right-hand side, called
 with scalars. Without ``--full`` the baseline runs on a random 600 of the
 sets and its time is scaled to all of them (its cost is linear in the
 count by construction); both results are compared on that sample.
+
+Second table, the fixed costs (issue 25, item 9): Post-LN, orthogonal start,
+to t = 20 on 1,000 / 3,000 / 10,000 members (n, beta from the grid). Per
+evaluation of the right-hand side, ``sd.solve``'s time against its floor,
+the compiled right-hand side alone on the same members (best of 20 calls;
+target: within 3x); against the same solve with the per-member diagnostics
+of every evaluation switched back on (the old ``seen[:3, member] = ...``
+line); and against one ``solve_ivp`` (DOP853, same tolerances, vectorized)
+on the stacked system of all members. ``--fixed`` prints only this table.
 """
 
 import argparse
+import contextlib
 import time
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
 import symdyn as sd
+from symdyn.reduced import solver
 from symdyn.reduced.solver import _u_atol
 
 T_END, RTOL, ATOL = 20.0, 1e-11, 1e-12
@@ -49,10 +60,85 @@ def baseline_one(name, n, beta):
     return sol.y[0, -1]
 
 
+def best(call, repeat=3):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = call()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+@contextlib.contextmanager
+def diagnostics_always():
+    """The solve as before: every evaluation records each member's state."""
+    build = solver._Problem.build.__func__
+
+    def keep(cls, *args):
+        pb = build(cls, *args)
+        pb.field.remember = True
+        return pb
+
+    solver._Problem.build = classmethod(keep)
+    try:
+        yield
+    finally:
+        solver._Problem.build = classmethod(build)
+
+
+def stacked_solve_ivp(n, beta):
+    """One solve_ivp on the 2M-component system of all members."""
+    f = sd.stable_system("post-ln").rates("numpy")[0]
+    M = len(n)
+
+    def rhs(t, y):
+        u, r = y[:M], y[M:]
+        du, dr = f(np.full(M, t), np.exp(u), r, n, beta)
+        return np.concatenate([du, np.broadcast_to(dr, (M,))])
+
+    atol = np.concatenate([_u_atol(np.ones(M), n, RTOL), np.full(M, ATOL)])
+    rtol = np.concatenate([np.full(M, 100 * np.finfo(float).eps), np.full(M, RTOL)])
+    return solve_ivp(rhs, (0, T_END), np.concatenate([np.zeros(M), np.ones(M)]),
+                     method="DOP853", rtol=rtol, atol=atol, t_eval=[T_END])
+
+
+def fixed_costs():
+    N, B = grid()
+    rng = np.random.default_rng(1)
+    f = sd.stable_system("post-ln").rates("numpy")[0]
+    print(f"{'members':>8}{'solve':>10}{'per eval':>10}{'RHS':>9}{'x RHS':>7}"
+          f"{'as before':>11}{'x now':>7}{'stacked ivp':>13}{'x now':>7}")
+    for M in (1000, 3000, 10000):
+        pick = rng.choice(N.size, M, replace=M > N.size)
+        n, beta = N.ravel()[pick], B.ravel()[pick]
+
+        def run(n=n, beta=beta):
+            return sd.solve("post-ln", n=n, beta=beta, gamma0=0.0, t=[T_END])
+
+        t_now, tr = best(run)
+        with diagnostics_always():
+            t_old, old = best(run)
+        assert np.array_equal(old.log_epsilon, tr.log_epsilon)
+        state = (np.full(M, 1.0), np.full(M, 0.5), np.ones(M), n, beta)
+        t_rhs = best(lambda state=state: f(*state), 20)[0]
+        t_ivp, sol = best(lambda n=n, beta=beta: stacked_solve_ivp(n, beta), 1)
+        per = t_now / tr.nfev
+        print(f"{M:>8}{t_now:>9.3f}s{per * 1e6:>8.0f}us{t_rhs * 1e6:>7.0f}us"
+              f"{per / t_rhs:>6.1f}x{t_old:>10.3f}s{t_old / t_now:>6.1f}x"
+              f"{t_ivp:>12.3f}s{t_ivp / t_now:>6.1f}x")
+    print("x RHS: solve time per evaluation / the compiled right-hand side's time "
+          "(target <= 3); x now: that time / the solve's")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--full", action="store_true", help="run the whole baseline")
+    parser.add_argument("--fixed", action="store_true", help="only the fixed costs")
     args = parser.parse_args()
+    sd.solve("post-ln", n=4, beta=1.0, gamma0=0.0, t=[1.0])
+    fixed_costs()
+    if args.fixed:
+        return
     N, B = grid()
     total = N.size * len(sd.schemes())
     for name in sd.schemes():             # compile once, outside the timings

@@ -76,15 +76,24 @@ class BatchSolution:
     stiff_steps: np.ndarray | None = None     # Rosenbrock-W steps per member
 
 
-def _combine(weights, K):
+def _combine(weights, K, out=None, tmp=None):
     """sum_j weights[j] * K[j], in a fixed order: a member's result does not
-    depend on the batch it is computed in (unlike a BLAS reduction)."""
-    weights = weights.tolist()      # Python floats: float32 stages stay float32
-    total = weights[0] * K[0]
+    depend on the batch it is computed in (unlike a BLAS reduction).
+
+    Each term is rounded, then added, left to right (zero weights skipped),
+    in place in ``out`` with ``tmp`` as scratch (both shaped like ``K[0]``;
+    allocated when not given): the same roundings as ``w0*K0 + w1*K1 + ...``
+    without a temporary array per term.
+    """
+    weights = weights.tolist() if hasattr(weights, "tolist") else weights
+    out = np.empty_like(K[0]) if out is None else out
+    np.multiply(K[0], weights[0], out=out)   # Python floats: float32 stays float32
     for j in range(1, len(weights)):
         if weights[j] != 0:
-            total = total + weights[j] * K[j]
-    return total
+            tmp = np.empty_like(out) if tmp is None else tmp
+            np.multiply(K[j], weights[j], out=tmp)
+            np.add(out, tmp, out=out)
+    return out
 
 
 def _rms(x):
@@ -125,10 +134,14 @@ def dop853_step(f, t, y, fy, h, t_new, args, K):
     """
     K[0] = fy
     hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
+    tmp = np.empty_like(y)
     for s in range(1, _S):
-        K[s] = f(t + dop853.C[s] * h,
-                 y + hs * _combine(dop853.A[s, :s], K), *args)
-    y_new = y + hs * _combine(dop853.B, K)
+        stage = _combine(dop853.A[s, :s], K, tmp=tmp)
+        np.multiply(hs, stage, out=stage)           # y + h * sum_j a_sj k_j
+        K[s] = f(t + dop853.C[s] * h, np.add(y, stage, out=stage), *args)
+    y_new = _combine(dop853.B, K, tmp=tmp)
+    np.multiply(hs, y_new, out=y_new)
+    np.add(y, y_new, out=y_new)
     K[_S] = f(t_new, y_new, *args)
     return y_new
 
@@ -141,8 +154,9 @@ def error_norm(K, h, scale, dims=None):
     ``dims`` (per member, default all components) counts the components that
     move (frozen ones add nothing to the sums and are not averaged over).
     """
-    e5 = _combine(dop853.E5, K) / scale
-    e3 = _combine(dop853.E3, K) / scale
+    tmp = np.empty_like(K[0])
+    e5 = np.divide(_combine(dop853.E5, K, tmp=tmp), scale)
+    e3 = np.divide(_combine(dop853.E3, K, tmp=tmp), scale)
     n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)
     denom = np.sqrt((n5 + E3_WEIGHT * n3) * (scale.shape[1] if dims is None else dims))
     return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
@@ -324,15 +338,17 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     dims, accepted = np.full(M, dim), np.zeros(M, dtype=int)
     mode = Methods(M, stiff, dim, y0.dtype)
     while active.size:
-        ta, ya = t[active], y[active]
-        arga = (stops.phase(ta),) + tuple(a[active] for a in args)
+        every = active.size == M     # all members: plain copies, no gathers
+        ta, ya = (t.copy(), y.copy()) if every else (t[active], y[active])
+        fa = fy.copy() if every else fy[active]
+        arga = (stops.phase(ta),) + (tuple(args) if every else tuple(a[active] for a in args))
         stop_time = stops.times[stop[active]]
         target = mode.target(active, ta, stop_time, t_out, following)
         step = np.minimum(h[active], target - ta)
         clipped = step >= target - ta
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
-            y_new, f_new, err, Ka, lam, cost = _step(f, mode, active, ta, ya, fy[active],
+            y_new, f_new, err, Ka, lam, cost = _step(f, mode, active, ta, ya, fa,
                                                      step, t_new, arga, K, atol, rtol,
                                                      dims, rejected[active])
             ratio = step / last_h[active]

@@ -1,0 +1,178 @@
+"""The checks of ``sd.solve``: its arguments, its size, and the faults of a law.
+
+Before solving: the arguments broadcast together (:func:`_parameters`), the
+batch fits in memory (:func:`_check_size`), the tolerances are in range, a
+speed law of time and parameters only is positive on ``[0, t_max]``
+(:func:`_check_time_law`). After a failed solve: the cause named from the
+state where the field was refused (:func:`_fault`, :func:`_law_fault`).
+
+Layer 2, reduced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base.checks import RTOL_FLOOR, check_gamma0, finite_array, shown, tolerance
+from ..model.law_limits import R_UNDERFLOW, law_text, underflow
+from ..model.registry import Scheme
+from ..model.symbols import beta as b_sym
+from ..model.symbols import n as n_sym
+from ..model.symbols import t as t_sym
+from .forward_sensitivity import parameter_names
+
+# mpmath digits: dps = 80 answers in seconds (Pre-LN to t = 10: 6 s; dps = 100
+# took 70 s), and covers the unnormalized kernel to beta of about 150.
+MAX_DPS = 80
+
+def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
+    """The arguments as float arrays broadcast together: ``n, beta, gamma0, r0``
+    and a dict of the scheme's free parameters (defaults where not given)."""
+    unknown = set(params) - set(s.defaults)
+    if unknown:
+        allowed = ", ".join(s.defaults) or "none"
+        names = law_text(", ".join(sorted(unknown)), 60)
+        raise ValueError(f"{names}: not a parameter of {s.name} (its free parameters: "
+                         f"{allowed})")
+    values = {k: finite_array(params.get(k, v), k) for k, v in s.defaults.items()}
+    named = {"n": finite_array(n, "n", 2.0), "beta": finite_array(beta, "beta", 0.0),
+             "gamma0": finite_array(gamma0, "gamma0"),
+             "r0": finite_array(r0, "r0", 0.0, low_open=True), **values}
+    try:
+        arrays = dict(zip(named, np.broadcast_arrays(*named.values()), strict=True))
+    except ValueError:
+        shapes = ", ".join(str(np.shape(v)) for v in named.values())
+        raise ValueError(f"{', '.join(named)}: shapes {shapes} do not broadcast") from None
+    check_gamma0(arrays["gamma0"], arrays["n"])
+    return [arrays.pop(k) for k in ("n", "beta", "gamma0", "r0")] + [arrays]
+
+
+def _wrt(s: Scheme, sensitivities):
+    """The parameters of ``solve(..., sensitivities=...)``: None, or a tuple
+    (names checked here, before anything is derived)."""
+    if sensitivities is False or sensitivities is None:
+        return None
+    if sensitivities is not True and (isinstance(sensitivities, np.ndarray)
+                                      or not hasattr(sensitivities, "__iter__")):
+        raise ValueError(f"sensitivities: expected True, False or parameter names, "
+                         f"got {shown(sensitivities)}")
+    return parameter_names(s, None if sensitivities is True else sensitivities)
+
+
+def _check_underflow(system, tr):
+    """A solution whose ``r`` fell below :data:`R_UNDERFLOW` reports rounding
+    (0 or a subnormal number), not the law's ``r``: refused, naming the first
+    output time where it happened."""
+    low = ~(np.abs(tr.r) >= R_UNDERFLOW)
+    if low.any():
+        idx = tuple(np.argwhere(low)[0])
+        raise _underflow(system, float(tr.r[idx]), f"by t = {tr.t[idx[-1]]:.6g}",
+                         float(tr.n[idx[:-1]]), float(tr.beta[idx[:-1]]))
+
+
+def _underflow(system, value, when, nk, bk):
+    return ValueError(f"radial: {underflow(system.scheme, value, when)} "
+                      f"(n = {nk:g}, beta = {bk:g})")
+
+
+def _tolerance(value, name):
+    """rtol in [checks.RTOL_FLOOR, 1), atol in (0, 1)."""
+    return tolerance(value, name, RTOL_FLOOR if name == "rtol" else 0.0)
+
+
+def _law_fault(system, what, value, tt, nk, bk):
+    """The error for a speed <= 0 (or not finite), or r <= 0, along a trajectory."""
+    s = system.scheme
+    if what == "radial" and abs(value) < R_UNDERFLOW:   # stalled at the float's bottom
+        return _underflow(system, value, f"at t = {tt:.6g}", nk, bk)
+    if what == "radial":
+        return ValueError(f"radial: the radial law dr/dt = {s.radial} of {s.name} "
+                          f"drives r to {value:.3g} at t = {tt:.6g} (n = {nk:g}, "
+                          f"beta = {bk:g}); r must stay > 0")
+    return ValueError(f"speed: the speed law s = {s.speed} of {s.name} is {value:.3g} "
+                      f"at t = {tt:.6g} (n = {nk:g}, beta = {bk:g}); it must be "
+                      f"positive and finite along the trajectory")
+
+
+# Under the unnormalized kernel gamma closes in on 1 within a time of order
+# e^-beta (the rate of log(1 - gamma) grows to ~2 e^beta / s): floats resolve
+# that for beta up to about 30 (the integrator's smallest step is 1e-14);
+# mpmath at D digits resolves e^-beta > 10^-D.
+_UNNORMALIZED = ("under the unnormalized kernel gamma reaches 1 within a time of "
+                 "order e^-beta, which floats resolve for beta up to about 30: "
+                 f"use dps= (beta/2 digits or more, at most {MAX_DPS})")
+
+
+def _fault(system, f_norm, state, start, values):
+    """Name the cause of a non-finite field (or a stalled member) at ``state``:
+    ``(t, epsilon, r, speed)``; ``start``: the same at t = 0; ``values``: the
+    member's ``n, beta`` and free parameters. None if unknown."""
+    tt, eps, r, speed = state
+    nk, bk = values[0], values[1]
+    if not r > 1e-8 * start[2]:           # r <= 0, or stalled on its way there
+        return _law_fault(system, "radial", r, tt, nk, bk)
+    with np.errstate(all="ignore"):
+        norm = float(f_norm(tt, eps, r, *values))
+    where = f"at t = {tt:.6g}, gamma = {shown(float(1 - eps))}, n = {nk:g}, beta = {bk:g}"
+    if norm == 0:
+        return ValueError(f"gamma0, beta: A_k = 0 {where} (the regular simplex with "
+                          f"beta = 0), and {system.scheme.name} divides by |A_k|")
+    if np.isnan(norm):
+        return ValueError(f"n, gamma0: |A_k|^2, a sum of O(n) terms that cancels to O(1) "
+                          f"next to the regular simplex gamma = -1/(n-1), rounds below 0 "
+                          f"in floats {where}; use dps= or start farther from the simplex")
+    if not np.isfinite(norm):
+        return ValueError(f"beta: e^beta overflows a float {where} under the "
+                          f"unnormalized kernel (beta < 709); use dps=")
+    if not speed > 1e-8 * start[3]:       # <= 0, not finite, or stalled toward 0
+        return _law_fault(system, "speed", speed, tt, nk, bk)
+    return None
+
+
+def _check_time_law(system, times, n, beta, params):
+    """A speed law in t, n, beta and free parameters only is checked on
+    [0, t_max] before solving: its first non-positive or non-finite value,
+    located by bisection."""
+    own = set(system.scheme.symbols)
+    if not system.speed.free_symbols <= {t_sym, n_sym, b_sym} | own:
+        return
+    T = times[-1]
+    grid = np.unique(np.concatenate([[0.0], np.linspace(0, T, 1025), times,
+                                     np.geomspace(T * 1e-12, T, 1025) if T > 0 else []]))
+    used = [system.speed.has(x) for x in (n_sym, b_sym, *system.scheme.symbols)]
+    columns = [np.ravel(x) for x in (n, beta, *params.values())]
+    # one tuple per distinct value of the symbols the law depends on
+    key = np.stack([c if u else np.zeros_like(c) for c, u in zip(columns, used,
+                                                                    strict=True)], axis=1)
+    _, first = np.unique(key, axis=0, return_index=True)
+    breaks = np.concatenate([[0.0], system.breakpoints])
+    laws = system.laws("numpy")
+
+    def bad(tt, member):
+        tt = np.atleast_1d(tt)
+        phase = np.searchsorted(breaks, tt, side="right") - 1
+        val = np.empty(len(tt))
+        with np.errstate(all="ignore"):
+            for p in np.unique(phase):
+                val[phase == p] = laws[p][0](tt[phase == p], 1.0, 1.0, *member)
+        return ~(val > 0), val              # +inf passes: 1/s = 0
+
+    for i in first:
+        member = [c[i] for c in columns]
+        flags, val = bad(grid, member)
+        if not flags.any():
+            continue
+        k = int(np.argmax(flags))
+        if k > 0:                      # bisect between the last good and first bad time
+            lo, hi = grid[k - 1], grid[k]
+            for _ in range(60):
+                mid = (lo + hi) / 2
+                if mid in (lo, hi):
+                    break
+                lo, hi = (lo, mid) if bad(mid, member)[0][0] else (mid, hi)
+            grid[k], val[k] = hi, bad(hi, member)[1][0]
+        raise _law_fault(system, "speed", val[k], grid[k], member[0], member[1])
+
+
+def _hint(system):
+    return f"; {_UNNORMALIZED}" if system.attention == "unnormalized" else ""

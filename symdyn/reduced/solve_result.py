@@ -1,0 +1,62 @@
+"""The answer of ``sd.solve``: :class:`Trajectory`.
+
+Layer 2, reduced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model.display import summary_html, trajectory_rows
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """The solution of the reduced ODE; batch axes first, time last.
+
+    Attributes
+    ----------
+    t : ndarray, shape (K,)
+    gamma, epsilon, log_epsilon, gamma_dot, r : ndarray, shape batch + (K,)
+        :math:`\\gamma`, :math:`\\varepsilon = 1-\\gamma`, its logarithm,
+        :math:`\\dot\\gamma` and the token norm. ``dtype=object`` (mpmath
+        numbers) when solved with ``dps``.
+    n, beta, gamma0, r0 : ndarray, shape batch
+        The parameters, broadcast.
+    nfev : int
+        Right-hand-side evaluations (vectorized calls count once); 0 with
+        ``dps`` (the extrapolation does not count them).
+    message : str
+    params : dict of str to ndarray
+        The scheme's free parameters (:attr:`Scheme.free`), broadcast.
+    sensitivities : dict of str to ndarray, or None
+        :math:`\\partial\\gamma/\\partial q` at the output times, shape batch +
+        (K,), for each ``q`` asked for (``solve(..., sensitivities=...)``).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> tr = sd.solve("ngpt", n=[8, 32], beta=1.0, gamma0=0.0, t=[1.0, 2.0])
+    >>> tr.gamma.shape, tr.n.tolist()
+    ((2, 2), [8.0, 32.0])
+    """
+
+    t: np.ndarray
+    gamma: np.ndarray
+    epsilon: np.ndarray
+    log_epsilon: np.ndarray
+    gamma_dot: np.ndarray
+    r: np.ndarray
+    n: np.ndarray
+    beta: np.ndarray
+    gamma0: np.ndarray
+    r0: np.ndarray
+    nfev: int
+    message: str
+    params: dict = field(default_factory=dict)
+    sensitivities: dict | None = None
+
+    def _repr_html_(self) -> str:
+        return summary_html("Trajectory (sd.solve)", trajectory_rows(self), self.t, self.gamma)
