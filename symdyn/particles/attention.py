@@ -82,9 +82,9 @@ def _weigh(S, values, attention, out=None, mass=None, split_self=False):
         if mass is not None:        # m_j e^{S_kj} = e^{S_kj + log m_j}; mass 0: -inf
             with np.errstate(divide="ignore"):
                 S += np.log(mass)[:, None, :]
-        S -= S.max(axis=-1, keepdims=True)
-        np.exp(S, out=S)
-        Z = S.sum(axis=-1, keepdims=True)
+        S -= np.maximum.reduce(S, axis=-1, keepdims=True)     # S.max, S.sum without
+        np.exp(S, out=S)                                       # their Python wrappers
+        Z = np.add.reduce(S, axis=-1, keepdims=True)
     else:
         with np.errstate(over="ignore"):
             np.exp(S, out=S)
@@ -93,7 +93,9 @@ def _weigh(S, values, attention, out=None, mass=None, split_self=False):
             S *= mass[:, None, :]
             Z = mass.sum(axis=-1)[:, None, None]
     if split_self:
-        diagonal = np.einsum("mkk->mk", S)          # a view: the own weights
+        n = S.shape[-1]                             # a view: the own weights
+        diagonal = (S.reshape(-1, n * n)[:, ::n + 1] if S.flags.c_contiguous
+                    else np.einsum("mkk->mk", S))
         own = diagonal / Z[..., 0]
         diagonal[...] = 0.0
     out = np.matmul(S, values, out=out)

@@ -67,9 +67,11 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
     merged.pace = _pace(field, merged, beta, clock, log)
 
     def rhs(tm, y, phase, bk, mk, member):
-        clock[member] = tm
+        if merge:
+            clock[member] = tm
         th, rr = unpack(y)
-        dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk)
+        # masses only once a token merged (before, all 1: the plain attention)
+        dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk if merged.merges else None)
         out = np.empty_like(y)
         out[:, :nd] = dth.reshape(len(y), nd)
         out[:, nd:] = 0.0 if on_sphere else drr

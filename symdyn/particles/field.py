@@ -16,6 +16,7 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -89,26 +90,20 @@ class Field:
         args = (tm[:, None], rad, a_k, norm, n, beta[:, None])
         constant = self.constant[law]
         if constant is None:
-            s = np.broadcast_to(speed(*args), (m, n))
+            s = _full(speed(*args), (m, n))
             A *= (1.0 / s)[..., None]       # s = +inf outgrew floats: 1/s = 0, its limit
-            bad = ~(s > 0)
         else:                               # a positive number: nothing to check
-            s, bad = constant, None
+            s = constant
             if constant != 1.0:
                 A *= 1.0 / constant
-        if self.on_sphere:                  # r = 1 and dr/dt = 0: nothing to check
-            rho = self._zeros(m, n)
-        else:
-            rho = np.broadcast_to(radial(*args), (m, n))
-            ok_r = np.isfinite(rad) if self.log else rad > 0
-            bad = ~ok_r if bad is None else bad | ~ok_r
-        if hot_fault:
-            bad = ~np.isfinite(hot)[:, None] | (False if bad is None else bad)
-        if bad is not None and bad.any():
-            self._note(bad, tm, np.broadcast_to(s, (m, n)), rad, theta)
-            self.fault = hot_fault or self.fault
-            A[bad] = np.nan
-            rho = np.where(bad, np.nan, rho)
+        rho = self._zeros(m, n) if self.on_sphere else _full(radial(*args), (m, n))
+        if hot_fault or self._suspect(s, rad, constant):
+            bad = self._refused(s, rad, hot, (m, n))
+            if bad.any():
+                self._note(bad, tm, np.broadcast_to(s, (m, n)), rad, theta)
+                self.fault = hot_fault or self.fault
+                A[bad] = np.nan
+                rho = np.where(bad, np.nan, rho)
         if mass is not None:
             A[mass == 0] = 0.0
             rho = np.where(mass == 0, 0.0, rho)
@@ -146,6 +141,25 @@ class Field:
         np.multiply(theta, along[..., None], out=tmp)
         A -= tmp
         return A, a_k, norm, hot, hot_fault
+
+    def _suspect(self, s, rad, constant) -> bool:
+        """Might a token be refused? Two reductions (a NaN fails them too); the
+        tokens themselves are found by :meth:`_refused` only then."""
+        if constant is None and not s.min() > 0:
+            return True
+        if self.on_sphere:                  # r = 1: nothing to check
+            return False
+        return not (math.isfinite(rad.sum()) if self.log else rad.min() > 0)
+
+    def _refused(self, s, rad, hot, shape):
+        """Tokens whose speed is not > 0 (or NaN), whose r is not > 0 (log clock:
+        not finite), or whose temperature was refused."""
+        bad = ~(np.broadcast_to(s, shape) > 0)
+        if not self.on_sphere:
+            bad |= ~(np.isfinite(rad) if self.log else rad > 0)
+        if self.tau is not None:
+            bad |= ~np.isfinite(hot)[:, None]
+        return bad
 
     def _zeros(self, m, n):
         key = ("zeros", m, n)
@@ -185,7 +199,7 @@ class Field:
                 self.fault += " (log clock: the time is tau = log(1 + t), the speed s e^-tau)"
 
     def grouped(self, tm, theta, rad, beta, phase, draw=None, mass=None):
-        if np.all(phase == phase[0]):
+        if len(phase) == 1 or (phase == phase[0]).all():
             return self(tm, theta, rad, beta, int(phase[0]), draw, mass)
         dtheta, drho = np.empty_like(theta), np.empty_like(rad)
         for p in np.unique(phase):
@@ -209,6 +223,11 @@ def _facts(s, log):
     used = s.speed.free_symbols | s.radial.free_symbols
     return (laws, bps, constant or [None] * len(laws), a in used, A_norm in used,
             _temperature(s, log))
+
+
+def _full(v, shape):
+    """A law's value (an array, or a number for a law without token symbols) of ``shape``."""
+    return v if getattr(v, "shape", None) == shape else np.broadcast_to(v, shape)
 
 
 def _temperature(s, log):
