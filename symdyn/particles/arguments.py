@@ -37,7 +37,15 @@ FLOAT32_THRESHOLD = 1 - 1e-4
 
 
 def precision(dtype, rtol, atol, cluster_threshold):
-    """``dtype`` (float64 or float32) with its checked tolerances and threshold."""
+    """``dtype`` (float64 or float32) with its checked tolerances and threshold
+    (plain numbers: checked once per value)."""
+    if isinstance(dtype, type) and all(v is None or type(v) is float
+                                       for v in (rtol, atol, cluster_threshold)):
+        return _precision_once(dtype, rtol, atol, cluster_threshold)
+    return _precision(dtype, rtol, atol, cluster_threshold)
+
+
+def _precision(dtype, rtol, atol, cluster_threshold):
     want = as_dtype(dtype)         # (np.dtype(k) == None is True: float64 is the default)
     kind = None if want is None else next((k for k in TOLERANCES if np.dtype(k) == want), None)
     if kind is None:
@@ -55,6 +63,9 @@ def precision(dtype, rtol, atol, cluster_threshold):
                              f"dtype=float32 (cosines to about 1e-7), got {threshold!r}; "
                              f"use dtype=float64")
     return kind, rtol, atol, threshold
+
+
+_precision_once = lru_cache(maxsize=64)(_precision)
 
 
 def as_dtype(dtype):

@@ -35,7 +35,7 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
     Parameters
     ----------
     Y : array (m, n, d)
-    beta : array (m,)
+    beta : array (m,) or (m, 1, 1)
     qkv : tuple of arrays (heads, d, d)
         ``(Q, K, V)``, or ``(Q^T K, V)`` (:meth:`~symdyn.particles.weights.Weights.scores`);
         ignored when ``identity``.
@@ -55,9 +55,10 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         its component along ``y_k`` left rounding noise of 1e-16 in a velocity
         of 1e-12, which alone held explicit steps at ~2e5 time units.
     """
-    b = np.asarray(beta, dtype=float).reshape(-1, 1, 1)
+    b = (beta if isinstance(beta, np.ndarray) and beta.ndim == 3     # shaped by a caller
+         else np.asarray(beta, dtype=float).reshape(-1, 1, 1))
     if identity:
-        S = np.matmul(Y, np.swapaxes(Y, -1, -2), out=work)
+        S = np.matmul(Y, Y.swapaxes(-1, -2), out=work)
         S *= b
         return _weigh(S, Y, attention, out, mass, split_self)
     if len(qkv) == 3:

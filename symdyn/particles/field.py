@@ -46,7 +46,9 @@ class Field:
         self.log = log
         (self.laws, self.scheme_bps, self.constant, self.needs_a, self.needs_norm,
          self.tau) = _facts(s, log)
-        self.bps = np.asarray(breakpoints, dtype=float)
+        # the run's phases (None: the scheme's own)
+        self.bps = (self.scheme_bps if breakpoints is None
+                    else np.asarray(breakpoints, dtype=float))
         starts = np.concatenate([[0.0], self.bps])
         self.law_of_phase = np.searchsorted(self.scheme_bps, starts, side="right")
         self.draw_of_phase = (np.floor(starts / period).astype(int) if period

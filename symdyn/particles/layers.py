@@ -17,14 +17,13 @@ Layer 2, particles.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..model.registry import unit
 from .attention import attention as _attention
 from .attention import of_weights
 from .field import Field
+from .result import all_finite
 
 
 class _Attend:
@@ -79,12 +78,6 @@ class _FieldAt:
                      phase, draw=self.k)
 
 
-def _finite(x) -> bool:
-    """All of ``x`` finite: one dot product (NaN and inf reach it), and the
-    elementwise test only where it is not finite (it may overflow)."""
-    return math.isfinite(np.vdot(x, x)) or bool(np.isfinite(x).all())
-
-
 def layers(s, w, attention, theta, rad, beta, times, h, rec):
     M, n, d = theta.shape
     layer_of = np.round(times / h).astype(int)
@@ -92,7 +85,7 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec):
     if not w.tied and w.draws < total:
         raise ValueError(f"weights: untied weights hold {w.draws} draws but {total} "
                          f"layers are needed")
-    field = Field(s, w, attention, s.breakpoints, None, dtype=theta.dtype)
+    field = Field(s, w, attention, None, None, dtype=theta.dtype)
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
     members = np.arange(M)
@@ -106,7 +99,7 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec):
 
     with np.errstate(all="ignore"):
         for k in range(total + 1):
-            if not _finite(x):
+            if not all_finite(x):
                 raise ArithmeticError("simulate: " + (field.fault or
                                                       f"non-finite tokens at {where(k)}"))
             if k in out:

@@ -10,6 +10,7 @@ Layer 2, particles.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,6 +131,12 @@ def components(linked: np.ndarray) -> np.ndarray:
         label = least[rows, least]
 
 
+def all_finite(x) -> bool:
+    """All of ``x`` finite: one dot product (NaN and inf reach it), and the
+    elementwise test only where it is not finite (it may overflow)."""
+    return math.isfinite(np.vdot(x, x)) or bool(np.isfinite(x).all())
+
+
 class Recorder:
     """Observables at the output times; NaN (clusters: -1) until recorded."""
 
@@ -161,7 +168,7 @@ class Recorder:
         speed = np.linalg.norm(dth, axis=-1)
         if merged is not None:
             theta, rad, speed = merged.expand(members, theta, rad, speed)
-        if not (np.isfinite(theta).all() and np.isfinite(speed).all()):
+        if not (all_finite(theta) and all_finite(speed)):
             raise ArithmeticError("simulate: " + (field.fault or f"non-finite tokens or "
                                                                f"velocities at {where}"))
         self(k, members, theta, rad + shift, speed)
