@@ -3,7 +3,11 @@
 Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``simulate SCHEME``,
 ``verify``, ``figures``, ``phase-diagram``, ``report``; ``--version``. Also
 ``python -m symdyn``. Every error is one line on stderr; the exit status
-says which kind (:data:`EXIT_CODES`).
+says which kind (:data:`EXIT_CODES`). The phase diagrams are
+orchestrated here (:func:`write_phase_diagrams`: the sweep of
+:mod:`symdyn.studies.phase_diagram`, then the figures of
+:mod:`symdyn.output.figures`), and handed to the report
+(:func:`symdyn.output.build.build_report`) like the verdicts.
 
 Layer 5, the top (entry points).
 """
@@ -19,17 +23,18 @@ import sys
 import warnings
 from pathlib import Path
 
-import mpmath
 import numpy as np
 
-from .base.checks import ATTENTIONS, finite_array, integer, shown, writable_path
+from .base.checks import ATTENTIONS, finite_array, integer, memory, number, shown, writable_path
 from .base.version import __version__
 from .model.registry import custom_scheme, scheme, schemes
-from .output.figures import write_figures, write_phase_diagrams
-from .output.report import build as build_report
-from .output.report import distance_table
+from .output.build import QUICK_PHASE_DIAGRAM, build_report
+from .output.figures import phase_figures, write_figures
+from .output.formatting import distance_table, simulation_csv, solve_rows
 from .reduced.solver import solve
 from .reduced.summary import FORMATS, derive
+from .studies.grid import ROW_BYTES, parse_range  # noqa: F401 (parse_range: re-exported)
+from .studies.phase_diagram import phase_diagram
 
 #: The exit status of ``symdyn`` (and of ``python -m symdyn.proofs_check``).
 EXIT_CODES = """\
@@ -200,7 +205,6 @@ def _derive(args) -> str:
     return "\n".join([head] + [f"{label:<{width}}  {v}" for label, v in rows])
 
 
-_COLUMNS = ("t", "gamma", "epsilon", "log_epsilon", "gamma_dot", "r")
 _MAX_POINTS = 10**6     # rows of text a solve prints
 
 
@@ -223,16 +227,8 @@ def _solve(args) -> str:
     nn, bb, gg = (np.array(x) for x in zip(*grid, strict=True))
     tr = solve(_scheme_from(args), n=nn, beta=bb, gamma0=gg, r0=args.r0, t=times,
                attention=args.attention, dps=args.dps)
-    digits = args.dps or 17
-
-    def text(x):
-        return mpmath.nstr(x, digits) if isinstance(x, mpmath.mpf) else repr(float(x))
-
     several = len(grid) > 1      # then each row starts with its parameters
-    head = (["n", "beta", "gamma0"] if several else []) + list(_COLUMNS)
-    rows = [([text(nn[m]), text(bb[m]), text(gg[m])] if several else [])
-            + [text(tr.t[k])] + [text(getattr(tr, c)[m, k]) for c in _COLUMNS[1:]]
-            for m in range(len(grid)) for k in range(len(times))]
+    head, rows = solve_rows(tr, (nn, bb, gg) if several else None, args.dps or 17)
     if args.format == "json":
         def value(v):
             return v if several else v[0]
@@ -243,19 +239,13 @@ def _solve(args) -> str:
 
 
 def _simulate(args) -> str:
-    from .particles import init, weights
     from .particles.simulation import simulate
+    from .studies.runs import batch_start
 
     times = _times(args)
     n, d, seeds = (integer(getattr(args, k), f"--{k}", low)
                    for k, low in (("n", 2), ("d", 1), ("seeds", 1)))
-    if args.init == "equiangular":
-        X0 = init.equiangular(n, d, args.gamma0, batch=seeds, seed=0)
-    elif args.init == "gaussian":
-        X0 = init.gaussian(n, d, scale=d**-0.5, batch=seeds, seed=0)
-    else:
-        X0 = init.sphere(n, d, batch=seeds, seed=0)
-    w = weights.kaiming(d, seed=0) if args.weights == "kaiming" else None
+    X0, w = batch_start(args.init, n, d, args.gamma0, seeds, args.weights)
     s = _scheme_from(args)
     sim = simulate(s, X0, beta=args.beta, t=times, weights=w, step=args.step,
                    attention=args.attention, clock=args.clock,
@@ -264,13 +254,7 @@ def _simulate(args) -> str:
         from .output.plot import save, simulation
 
         save(simulation(sim, scheme=s).figure, args.plot)
-    cols = ("t" if args.clock == "t" else "tau", "gamma_mean", "gamma_min", "gamma_max",
-            "min_cosine", "clusters_mean")
-    g = sim.gamma
-    rows = [[repr(float(times[k])), repr(float(g[:, k].mean())), repr(float(g[:, k].min())),
-             repr(float(g[:, k].max())), repr(float(sim.min_cosine[:, k].min())),
-             repr(float(sim.clusters[:, k].mean()))] for k in range(len(times))]
-    return "\n".join([",".join(cols)] + [",".join(r) for r in rows])
+    return simulation_csv(sim, times, args.clock)
 
 
 def _check_names() -> list[str]:
@@ -283,6 +267,25 @@ def _check_names() -> list[str]:
 
 def tr_name(args) -> str:
     return args.name if args.scheme == "custom" else args.scheme
+
+
+def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
+                         seeds=8, t_max=1e3, points=81, **sweep_options):
+    """Sweep (:func:`~symdyn.studies.phase_diagram.phase_diagram`), then write
+    ``phase_diagram.csv`` and the figures of
+    :func:`~symdyn.output.figures.phase_figures` into ``out``.
+
+    Returns ``(diagrams, files)``. ``out`` is checked for writing, and
+    ``points`` against memory (a table row per time point), before any work.
+    """
+    integer(points, "points", 2)
+    memory(points * ROW_BYTES["simulate"], f"points = {points:,} (a table row each, at least)")
+    number(t_max, "t_max", 0.1, low_open=True)
+    out = writable_path(out, "out", folder=True)
+    t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
+    csv = out / "phase_diagram.csv"
+    dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)
+    return dg, {"table": [csv], **phase_figures(dg, out, n, seeds)}
 
 
 def _phase_diagram(args) -> str:
@@ -302,21 +305,6 @@ def _verdicts(progress) -> str:
     results = proofs_check.run(quick=True, progress=progress)
     return ("Run `python -m symdyn.proofs_check` for the full grids.\n\n"
             + proofs_check.markdown(results))
-
-
-def parse_range(text, name="beta"):
-    """``"a:b:k"``: ``k`` evenly spaced values from ``a`` to ``b`` (or one number)."""
-    parts = str(text).split(":")
-    try:
-        if len(parts) == 1:
-            return np.array([float(parts[0])])
-        a, b, k = float(parts[0]), float(parts[1]), int(parts[2])
-    except (ValueError, IndexError):
-        raise ValueError(f"{name}: expected a:b:k (k values from a to b), "
-                         f"got {shown(text)}") from None
-    if len(parts) != 3 or k < 1 or not (np.isfinite(a) and np.isfinite(b)) or b < a:
-        raise ValueError(f"{name}: expected a:b:k with a <= b and k >= 1, got {shown(text)}")
-    return np.linspace(a, b, k)
 
 
 def _progress(message: str) -> None:
@@ -433,9 +421,13 @@ def _run(args) -> int:
     elif args.command == "phase-diagram":
         print(_phase_diagram(args))
     elif args.command == "report":
+        def phase_diagrams(folder):
+            return write_phase_diagrams(folder, schemes=schemes(), scheduler=args.scheduler,
+                                        progress=True,
+                                        **(QUICK_PHASE_DIAGRAM if args.quick else {}))
         print(build_report(args.out, quick=args.quick, figures=not args.no_figures,
                            design=not args.no_design,
-                           phase_diagram=not args.no_phase_diagram, scheduler=args.scheduler,
+                           phase_diagrams=None if args.no_phase_diagram else phase_diagrams,
                            verdicts=None if args.no_verify else _verdicts,
                            progress=_progress))
     return OK

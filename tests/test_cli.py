@@ -15,9 +15,12 @@ def run(*argv):
 
 
 def test_schemes(capsys):
+    import symdyn as sd
+
     assert main(["schemes"]) == 0
-    assert capsys.readouterr().out.split() == ["post-ln", "pre-ln", "mix-ln",
-                                               "peri-ln", "ngpt", "sqrt-scaling"]
+    listed = capsys.readouterr().out.split()
+    assert listed == sd.schemes()                       # every entry, new ones too
+    assert listed[:6] == ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]
 
 
 def test_derive_json_has_the_published_terminal_law(capsys):
@@ -64,13 +67,18 @@ def test_verify_runs_proofs_check(tmp_path):
 
 
 def test_report_sections_carry_the_verdicts(tmp_path):
+    import symdyn as sd
     from symdyn import proofs_check
-    from symdyn.output.report import write_report
+    from symdyn.output.report import DEPTHS, write_report
 
     results = proofs_check.run(quick=True, only=["published"])
-    path = write_report(tmp_path, sections=[("Verdicts", proofs_check.markdown(results))])
+    tr = sd.solve("post-ln", n=32, beta=1.0, gamma0=0.0, t=list(DEPTHS))
+    path = write_report(tmp_path, [sd.derive("post-ln")], {"post-ln": tr},
+                        sections=[("Verdicts", proofs_check.markdown(results))])
     text = path.read_text()
     assert "## Verdicts" in text and "| published | **PASS** |" in text
+    # the depth table is the trajectory it is given: gamma(1) of Post-LN, six digits
+    assert f"| post-ln | {tr.gamma[0]:.6f} |" in text
 
 
 def test_report_writes_latex_for_every_scheme(tmp_path):
@@ -277,9 +285,9 @@ def test_report_into_a_read_only_folder_is_refused_before_the_work(tmp_path, mon
 def test_report_that_cannot_write_mid_run_says_what_and_where(tmp_path, monkeypatch, capsys):
     from test_sweep_safety import refuse_writes
 
-    import symdyn.output.report as report
+    import symdyn.output.build as build
 
-    monkeypatch.setattr(report, "schemes", lambda: ["post-ln"])   # one derivation: quick
+    monkeypatch.setattr(build, "schemes", lambda: ["post-ln"])    # one derivation: quick
     refuse_writes(monkeypatch, tmp_path, errno.EROFS, names="README.md")
     argv = ["report", "--out", str(tmp_path), "--no-figures", "--no-design",
             "--no-phase-diagram", "--no-verify"]
@@ -328,18 +336,18 @@ def test_phase_diagram_on_a_wrong_scheduler_exits_2_in_seconds(tmp_path, capsys,
 def test_report_build_checks_its_readme_before_the_sections(tmp_path, monkeypatch):
     from test_sweep_safety import refuse_writes
 
-    import symdyn.output.report as report
+    import symdyn.output.build as build
 
-    monkeypatch.setattr(report, "write_figures", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(build, "write_figures", lambda *a, **k: pytest.fail("work started"))
     (tmp_path / "README.md").write_text("an earlier report")
     refuse_writes(monkeypatch, tmp_path, names="README.md")
     with pytest.raises(ValueError, match=f"^out: cannot write to '{tmp_path / 'README.md'}' "
                                          r"\(Read-only file system\)"):
-        report.build(tmp_path, quick=True)
+        build.build_report(tmp_path, quick=True)
     monkeypatch.undo()                  # control: writable, the work starts
-    monkeypatch.setattr(report, "write_figures", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(build, "write_figures", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        report.build(tmp_path, quick=True)
+        build.build_report(tmp_path, quick=True)
 
 
 @pytest.mark.parametrize("argv", [["x" * 400], ["solve", "post-ln", "--n", "y" * 400, "--beta",

@@ -103,7 +103,7 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_an_ngpt_family_is_recognized_by_its_laws_not_its_name():
-    from symdyn.studies.families import bounds_of
+    from symdyn.studies.inverse import bounds_of
 
     # the affine family given as a Scheme, at other defaults: nGPT's laws, its bounds
     fam = sd.scheme("ngpt", alpha="a0 + a1*t", params={"a0": 2.0, "a1": 1.0})

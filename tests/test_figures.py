@@ -26,9 +26,13 @@ def test_figure2_curves_are_sd_solve():
         assert np.allclose(c["epsilon"][idx], tr.epsilon, rtol=1e-8, atol=0)
         assert np.allclose(1 - c["gamma"][idx], tr.epsilon, rtol=1e-8, atol=0)
     # the default time axis runs in log time until every curve is at 1e-6 of 1
-    auto = figure2_data(n=16, beta=2.0, points=41)
-    assert auto["t"][0] == 1e-3 and auto["t"][-1] > 100
+    paper = ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]
+    auto = figure2_data(n=16, beta=2.0, points=41, schemes_=paper)
+    assert auto["t"][0] == 1e-3 and 100 < auto["t"][-1] < 1e4
     assert max(c["epsilon"][-1] for c in auto["curves"].values()) <= 1e-6
+    # ... or to the cap t = 1e4 when a curve gets there later (LN-Scaling: C/t)
+    late = figure2_data(n=16, beta=2.0, points=41, schemes_=["post-ln", "ln-scaling"])
+    assert late["t"][-1] == 1e4 and late["curves"]["ln-scaling"]["epsilon"][-1] > 1e-6
 
 
 def test_figure3_schedules_order():
@@ -45,7 +49,7 @@ def test_figure4_and_5_bands():
         assert c["runs"].shape == (3, 9)
         assert np.all(c["low"] <= c["mean"] + 1e-15) and np.all(c["mean"] <= c["high"] + 1e-15)
     f5 = figure5_data(base=f4)
-    assert list(f5["curves"])[0] == "none" and len(f5["curves"]) == 7
+    assert list(f5["curves"]) == ["none", *sd.schemes()]
     assert f5["curves"]["post-ln"] is f4["curves"]["post-ln"]
     checks = caption_checks(figure2_data(t_max=20.0, points=201), f4)
     assert set(checks) == {"fig2-last", "fig2-early", "fig4-first", "fig4-collapse"}

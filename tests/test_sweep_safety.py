@@ -35,7 +35,7 @@ import symdyn.studies.executors as executors
 import symdyn.studies.grid as grid_module
 import symdyn.studies.storage as storage
 import symdyn.studies.sweeps as sweep_module
-from symdyn.output.figures import write_phase_diagrams
+from symdyn.cli import write_phase_diagrams
 from symdyn.studies.phase_diagram import phase_diagram
 from symdyn.studies.sweeps import CacheWarning
 
@@ -698,20 +698,20 @@ def _disk(free):
 ])
 def test_out_and_cache_on_a_full_disk_are_refused_before_any_task_runs(
         tmp_path, monkeypatch, no_work, kw, match):
-    monkeypatch.setattr(storage.shutil, "disk_usage", _disk(500))
+    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(500))
     kw = {k: tmp_path / v for k, v in kw.items()}
     with pytest.raises(ValueError, match=match):
         sd.sweep(GRID, T, **kw, **RUN)
 
 
 def test_control_with_room_on_the_disk_the_sweep_writes(reference, tmp_path, monkeypatch):
-    monkeypatch.setattr(storage.shutil, "disk_usage", _disk(10**6))  # 1 MB is enough
+    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(10**6))  # 1 MB is enough
     out = tmp_path / "table.csv"
     df = sd.sweep(GRID, T, out=out, cache=tmp_path / "cache", **RUN)
     pd.testing.assert_frame_equal(df, reference)
     assert pd.read_csv(out).gamma.tolist() == reference.gamma.tolist()
     monkeypatch.setattr(sweep_module, "room", lambda *args: None)       # the check removed
-    monkeypatch.setattr(storage.shutil, "disk_usage", _disk(500))
+    monkeypatch.setattr(sweep_module.shutil, "disk_usage", _disk(500))
     monkeypatch.setattr(sweep_module, "run_task", lambda task: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         sd.sweep(GRID, T, out=out, cache=tmp_path / "empty", **RUN)

@@ -5,7 +5,10 @@ the tests check); the ``plot_figure*`` functions draw them with
 :mod:`symdyn.output.plot` (styles fixed per scheme, paper rc style, one legend per
 figure) and return the Figure; ``write_figures`` computes, draws and saves
 them (PNG at 300 dpi and SVG) and says, per figure, whether our model shows
-what the paper's caption says. Nothing here changes matplotlib's backend.
+what the paper's caption says. The report's other pictures are drawn here
+from data they are given: the phase diagrams (:func:`phase_figures`) and the
+designed schedules (:func:`plot_design`). Nothing here changes matplotlib's
+backend.
 
 Layer 4, output.
 """
@@ -19,19 +22,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..base.checks import integer, memory, number, writable_path
-from ..model.registry import scheme, schemes
-from ..model.schemes.ngpt import SCHEDULES as NGPT_SCHEDULES
+from ..model.registry import entry, scheme, schemes
 from ..particles import init, weights
 from ..particles.simulation import simulate
 from ..reduced.solver import solve
 from ..studies.curves import first_reach
-from ..studies.grid import ROW_BYTES
-from ..studies.phase_diagram import phase_diagram
+from .plot import bands, horizon, legend, paper_style, save, style, trajectory, triptych
 
 __all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
            "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",
-           "write_figures", "write_phase_diagrams", "plot_phase_diagrams"]
+           "plot_design", "write_design", "write_figures", "phase_figures", "plot_phase_diagrams"]
+
+#: nGPT's alpha schedules of the paper's Figure 3 (its entry's ``schedules``).
+NGPT_SCHEDULES = entry("ngpt").extra["schedules"]
 
 
 def figure2_data(n: int = 32, beta: float = 1.0, t_max: float | None = None,
@@ -40,10 +43,8 @@ def figure2_data(n: int = 32, beta: float = 1.0, t_max: float | None = None,
     ``schemes_``, names or Scheme objects) from an orthogonal start (sd.solve),
     at ``points`` times log-spaced from 1e-3 to ``t_max`` (default: when every
     scheme has 1 - gamma <= 1e-6)."""
-    from .plot import _horizon
-
     names = list(schemes()) if schemes_ is None else list(schemes_)
-    t_max = _horizon(names, n, beta, 0.0) if t_max is None else t_max
+    t_max = horizon(names, n, beta, 0.0) if t_max is None else t_max
     t = np.geomspace(1e-3, t_max, points)
     curves = {}
     for name in names:
@@ -56,7 +57,7 @@ def figure2_data(n: int = 32, beta: float = 1.0, t_max: float | None = None,
 def figure3_data(n: int = 32, beta: float = 1.0, t_max: float = 6.0,
                  points: int = 301, schedules: dict | None = None) -> dict:
     """nGPT from an orthogonal start under the alpha schedules
-    (``{label: alpha}``; default :data:`~symdyn.model.registry.NGPT_SCHEDULES`)."""
+    (``{label: alpha}``; default :data:`NGPT_SCHEDULES`)."""
     t = np.linspace(0.0, t_max, points)
     curves = {}
     for label, alpha in (NGPT_SCHEDULES if schedules is None else schedules).items():
@@ -156,8 +157,6 @@ def save_figure(fig, out: Path, name: str) -> list[Path]:
     """``name.png`` (300 dpi) and ``name.svg`` in ``out``; closes the figure."""
     import matplotlib.pyplot as plt
 
-    from .plot import save
-
     paths = [save(fig, out / f"{name}.png"), save(fig, out / f"{name}.svg")]
     plt.close(fig)
     return paths
@@ -169,8 +168,6 @@ def _curve(t, c):
 
 def plot_figure2(data):
     """The triptych of :func:`symdyn.output.plot.compare` from :func:`figure2_data`."""
-    from .plot import triptych
-
     return triptych({name: _curve(data["t"], c) for name, c in data["curves"].items()},
                     title=rf"orthogonal symmetric start, $n = {data['n']}$, "
                           rf"$\beta = {data['beta']:g}$, nGPT with $\alpha_t = 1$")
@@ -180,8 +177,6 @@ def plot_figure3(data):
     """nGPT under the alpha schedules: gamma(t), and 1 - gamma on a log axis."""
     import matplotlib.pyplot as plt
     import sympy as sp
-
-    from .plot import legend, style, trajectory
 
     fig, ax = plt.subplots(1, 2, figsize=(7.5, 2.9), layout="constrained")
     for c in data["curves"].values():
@@ -202,8 +197,6 @@ def plot_bands(panels, title: str):
     """Mean gamma(t) and its 5-95% quantile band over seeds, one panel per
     ``(label, data)`` of :func:`figure4_data`; one legend."""
     import matplotlib.pyplot as plt
-
-    from .plot import bands, legend
 
     width = 5.0 if len(panels) == 1 else 3.6 * len(panels)
     fig, axes = plt.subplots(1, len(panels), figsize=(width, 3.0), squeeze=False,
@@ -234,8 +227,6 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
     ``schemes_`` (names or Scheme objects, custom ones included) replaces the
     six built-ins in Figures 2, 4 and 5; the caption checks then need the
     built-ins they name and are left out when one is missing."""
-    from .plot import paper_style
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda m: None)
@@ -321,30 +312,44 @@ def file_part(name: str) -> str:
     return "_" + safe if safe.strip(".") == "" else safe
 
 
-def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
-                         seeds=8, t_max=1e3, points=81, **sweep_options):
-    """Sweep, then write ``phase_diagram.csv``, the figure of the first scheme
+def phase_figures(diagrams, out, n, seeds) -> dict:
+    """The figures of the phase diagrams of a sweep: the first scheme's
     (``phase_diagram_<scheme>``, the name made safe by :func:`file_part`) and,
-    with several schemes, ``phase_diagram_all``.
-
-    Returns ``(diagrams, files)``. ``out`` is checked for writing, and
-    ``points`` against memory (a table row per time point), before any work.
-    """
-    integer(points, "points", 2)
-    memory(points * ROW_BYTES["simulate"], f"points = {points:,} (a table row each, at least)")
-    number(t_max, "t_max", 0.1, low_open=True)
-    out = writable_path(out, "out", folder=True)
-    t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
-    csv = out / "phase_diagram.csv"
-    dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)
-    first = next(iter(dg))
-    files = {"table": [csv]}
-    files[first] = plot_phase_diagrams(
-        {first: dg[first]}, out, f"phase_diagram_{file_part(first)}",
+    with several schemes, ``phase_diagram_all``; their files by scheme (``"all"``)."""
+    first = next(iter(diagrams))
+    files = {first: plot_phase_diagrams(
+        {first: diagrams[first]}, out, f"phase_diagram_{file_part(first)}",
         f"{first}, identity weights, n = {n}, uniform starts, {seeds} seeds: "
-        f"clustering phase diagram and the equiangular prediction")
-    if len(dg) > 1:
+        f"clustering phase diagram and the equiangular prediction")}
+    if len(diagrams) > 1:
         files["all"] = plot_phase_diagrams(
-            dg, out, "phase_diagram_all",
+            diagrams, out, "phase_diagram_all",
             f"Every scheme, identity weights, n = {n}, {seeds} seeds")
-    return dg, files
+    return files
+
+
+# --------------------------------------------------------------------------
+# designed schedules (symdyn.studies.inverse.compare finds them)
+# --------------------------------------------------------------------------
+
+def plot_design(builtin: dict, designed: dict, target: float):
+    """gamma(t) of the built-ins (``{name: trajectory}``) and of the designed
+    schedules (``{label: (scheme, trajectory)}``, thin lines;
+    :func:`symdyn.studies.inverse.compare` finds them), with the bound
+    ``target`` (grey)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.2), layout="constrained")
+    for name, tr in builtin.items():
+        trajectory(tr, "gamma", ax=ax, scheme=name)
+    for label, (fam, tr) in designed.items():
+        trajectory(tr, "gamma", ax=ax, **{**style(fam), "label": f"designed: {label}"}, lw=1.1)
+    ax.axhline(target, color="grey", lw=0.7)
+    legend(fig, ax)
+    return fig
+
+
+def write_design(builtin: dict, designed: dict, target: float, out) -> list[Path]:
+    """:func:`plot_design` in the paper style, saved as ``design.png`` and ``.svg`` in ``out``."""
+    with paper_style():
+        return save_figure(plot_design(builtin, designed, target), Path(out), "design")

@@ -204,7 +204,7 @@ def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = Non
     return ax
 
 
-def _horizon(schemes, n, beta, gamma0, level=1e-6, cap=1e4):
+def horizon(schemes, n, beta, gamma0, level=1e-6, cap=1e4):
     """A time by which every scheme's 1 - gamma is below ``level`` (or ``cap``)."""
     from ..reduced.solver import solve
 
@@ -239,7 +239,7 @@ def compare(schemes=None, n: float = 32, beta: float = 1.0, gamma0: float = 0.0,
     if not names:
         raise ValueError("schemes: expected at least one scheme")
     if t is None:
-        t = np.geomspace(1e-3, _horizon(names, n, beta, gamma0, level), 400)
+        t = np.geomspace(1e-3, horizon(names, n, beta, gamma0, level), 400)
     curves = {s: solve(s, n=n, beta=beta, gamma0=gamma0, t=t) for s in names}
     return triptych(curves, axes=axes, level=level,
                     title=rf"$n = {n:g}$, $\beta = {beta:g}$, $\gamma_0 = {gamma0:g}$")

@@ -1,28 +1,24 @@
 """The markdown report: derived formulas in LaTeX, figures, phase diagrams, verdicts.
 
-:func:`build` computes every section (figures, the phase-diagram sweep, the
-claim checks it is given) and :func:`write_report` writes ``out/README.md``:
-a summary table of initial and terminal velocities, gamma at depth, the
-sections, then the reduced ODE per scheme.
+Every function here receives what it writes: :func:`write_report` writes
+``out/README.md`` from the derivations and trajectories it is given (a
+summary table of initial and terminal velocities, gamma at depth, the
+sections, then the reduced ODE per scheme), and the ``*_section``
+functions turn computed results into markdown. ``symdyn report``
+(:func:`symdyn.cli.build_report`) computes them and calls these.
 
 Layer 4, output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import sympy as sp
 
-from ..base.checks import writable_path
 from ..base.version import __version__
-from ..model.registry import schemes
-from ..reduced.solver import solve
-from ..reduced.summary import Derivation, derive
-from .figures import write_figures, write_phase_diagrams
-from .formatting import markdown_table
+from .formatting import distance_table, markdown_table  # noqa: F401 (re-exported)
 
 _INTRO = """\
 # symdyn report
@@ -52,8 +48,9 @@ def _png(paths):
     return next((p for p in paths if str(p).endswith(".png")), None)
 
 
-def summary_table(derivations: list[Derivation]) -> str:
-    """Initial and terminal velocities of every scheme, one row each."""
+def summary_table(derivations: list) -> str:
+    """Initial and terminal velocities of every scheme (its
+    :class:`~symdyn.reduced.summary.Derivation`), one row each."""
     header = ["scheme", "$\\dot\\gamma(0)$", "order", "$\\lvert\\dot\\theta_k(0)\\rvert$",
               "order", "terminal law", "$1-\\gamma(t) \\sim$"]
     return markdown_table(header, [
@@ -65,11 +62,15 @@ def summary_table(derivations: list[Derivation]) -> str:
 DEPTHS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 
 
-def depth_table(n: int = 32, beta: float = 1.0, depths=DEPTHS) -> str:
-    """gamma(t) of every scheme from an orthogonal start, by :func:`solve`."""
+#: The start of the depth table: ``sd.solve(name, **DEPTH_START, t=DEPTHS)``.
+DEPTH_START = {"n": 32, "beta": 1.0, "gamma0": 0.0}
+
+
+def depth_table(trajectories: dict, n: int = 32, beta: float = 1.0, depths=DEPTHS) -> str:
+    """gamma(t) of every scheme from an orthogonal start: ``trajectories``
+    maps a scheme's name to its ``sd.solve`` at the times ``depths``."""
     rows = []
-    for name in schemes():
-        tr = solve(name, n=n, beta=beta, gamma0=0.0, t=list(depths))
+    for name, tr in trajectories.items():
         rows.append([name] + [f"{g:.6f}" if g < 0.9999995 else f"1 ({e:.2e})"
                               for g, e in zip(tr.gamma, tr.epsilon, strict=True)])
     return (f"Orthogonal start ($\\gamma_0 = 0$, $r_0 = 1$), $n = {n}$, "
@@ -128,15 +129,6 @@ def figure_section(result: dict, folder: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def distance_table(diagrams) -> str:
-    """Distance of the simulated transition to the equiangular curve, per scheme and ``d``."""
-    first = next(iter(diagrams.values()))
-    return markdown_table(["scheme"] + [f"d = {d}" for d in first.d], [
-        [p.scheme] + [f"{x:.3f}" + (f" ({m} mismatched)" if m else "")
-                      for x, m in zip(p.distance, p.mismatched, strict=True)]
-        for p in diagrams.values()])
-
-
 def phase_section(diagrams, files, folder: str) -> str:
     """Markdown for the clustering phase diagrams of
     :func:`symdyn.output.figures.write_phase_diagrams`."""
@@ -170,7 +162,7 @@ def phase_section(diagrams, files, folder: str) -> str:
     return "\n".join(lines)
 
 
-def scheme_section(d: Derivation) -> str:
+def scheme_section(d) -> str:
     """One scheme's speed law and reduced ODE as a markdown section."""
     params = "".join(f", {k} = `{v}`" for k, v in d.scheme.params)
     red = d.reduction
@@ -190,30 +182,12 @@ DESIGN_PROBLEM = {"target": 0.9, "depth": 4.0, "n": 32, "beta": 1.0, "gamma0": 0
                   "layers": 8}
 
 
-def design_section(out: Path, folder: str) -> str:
+def design_section(table, files, folder: str, problem: dict = DESIGN_PROBLEM) -> str:
     """Designed nGPT schedules against the built-in schemes on the "use every
-    layer" objective (:func:`symdyn.studies.inverse.compare`): a table and a figure."""
-    import matplotlib.pyplot as plt
-
-    from ..studies.inverse import alpha_family, compare
-    from .figures import save_figure
-    from .plot import legend, paper_style, style, trajectory
-
-    p = DESIGN_PROBLEM
-    table = compare("speed", **p)
-    grid = np.linspace(0, p["depth"], 201)
-    kw = {k: p[k] for k in ("n", "beta", "gamma0")}
-    with paper_style():
-        fig, ax = plt.subplots(figsize=(5.5, 3.2), layout="constrained")
-        for name in schemes():
-            trajectory(solve(name, t=grid, **kw), "gamma", ax=ax, scheme=name)
-        for label, row in table[table.kind == "designed"].iterrows():
-            fam = alpha_family(row.family, p["depth"])
-            trajectory(solve(fam, t=grid, **kw, params=row.params), "gamma", ax=ax,
-                       **{**style(fam), "label": f"designed: {label}"}, lw=1.1)
-        ax.axhline(p["target"], color="grey", lw=0.7)
-        legend(fig, ax)
-        files = save_figure(fig, Path(out), "design")
+    layer" objective: ``table`` (:func:`symdyn.studies.inverse.compare` on
+    ``problem``) and the files of its figure
+    (:func:`symdyn.output.figures.plot_design`)."""
+    p = problem
     rows = [[name, r.kind, ", ".join(f"{k} = {v:.4g}" for k, v in r.params.items()) or "-",
              f"{r.value:.5f}", f"{r.gamma_L:.5f}", "yes" if r.feasible else "**no**"]
             for name, r in table.iterrows()]
@@ -227,7 +201,7 @@ def design_section(out: Path, folder: str) -> str:
         "the bound on $\\gamma(L)$.", "",
         markdown_table(["scheme", "kind", "parameters", "value (min progress per layer)",
                         "gamma(L)", "feasible"], rows), "",
-        f"![design]({folder}/{files[0].name})", "",
+        f"![design]({folder}/{_png(files).name})", "",
         "Thin lines: the designed schedules; grey: the bound $g$.", ""])
 
 
@@ -267,77 +241,22 @@ def provenance(seconds: float | None = None) -> str:
     return markdown_table(["provenance", ""], rows)
 
 
-def write_report(out: str | Path, progress: Callable[[str], None] | None = None,
-                 sections=(), seconds: float | None = None) -> Path:
-    """Write ``out/README.md`` with every built-in scheme's derivation.
-
-    ``sections`` are extra ``(title, markdown)`` pairs placed after the
-    tables (:func:`build` computes them); ``seconds``, the run time, goes
-    into the provenance table at the top.
-    """
-    import time
-
-    start = time.perf_counter()
+def write_report(out: str | Path, derivations: list, depths: dict, sections=(),
+                 seconds: float | None = None) -> Path:
+    """Write ``out/README.md``: the summary of ``derivations`` (one
+    :class:`~symdyn.reduced.summary.Derivation` per scheme), the depth table of
+    ``depths`` (:func:`depth_table`), the extra ``(title, markdown)``
+    ``sections``, then each scheme's reduced ODE; ``seconds``, the run time,
+    goes into the provenance table at the top."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    derivations = []
-    for name in schemes():
-        if progress:
-            progress(f"deriving {name}")
-        derivations.append(derive(name))
-    if progress:
-        progress("solving the reduced ODEs")
-    spent = None if seconds is None else seconds + time.perf_counter() - start
-    parts = [_INTRO.format(version=__version__), provenance(spent) + "\n",
+    parts = [_INTRO.format(version=__version__), provenance(seconds) + "\n",
              "## Initial and terminal velocities\n", summary_table(derivations),
-             "## Cosine similarity at depth\n", depth_table()]
+             "## Cosine similarity at depth\n", depth_table(depths, **{
+                 k: DEPTH_START[k] for k in ("n", "beta")})]
     parts += [f"## {title}\n\n{body}" for title, body in sections]
     parts.append("## Reduced ODEs (symmetric start)\n")
     parts += [scheme_section(d) for d in derivations]
     path = out / "README.md"
     path.write_text("\n".join(parts))
     return path
-
-
-#: The quick report's phase-diagram sweep (the full one: phase_diagram's defaults).
-QUICK_PHASE_DIAGRAM = {"d": (8, 128), "seeds": 4, "beta": np.linspace(0, 9, 5), "points": 41}
-
-
-def build(out: str | Path, *, quick: bool = False, figures: bool = True,
-          phase_diagram: bool = True, design: bool = True, scheduler: str | None = None,
-          verdicts: Callable[[Callable], str] | None = None,
-          progress: Callable[[str], None] | None = None) -> Path:
-    """Compute every section and write ``out/README.md``; returns its path.
-
-    ``figures``: Figures 2-5 (``quick``: d = 64, fewer seeds); ``design``: the
-    designed schedules against the built-ins (:func:`design_section`); ``phase_diagram``:
-    the sweep of every scheme (``quick``: :data:`QUICK_PHASE_DIAGRAM`), on
-    ``scheduler`` if given; ``verdicts(progress)`` returns the markdown of the
-    claim checks (the CLI passes proofs_check's, which the library does not
-    import). ``out/README.md`` is checked for writing first (a ``ValueError``
-    naming it, before any section is computed).
-    """
-    import time
-
-    start = time.perf_counter()
-    say = progress or (lambda message: None)
-    out = Path(out)
-    writable_path(out / "README.md", "out")
-    sections = []
-    if figures:
-        result = write_figures(out / "figures", quick=quick, progress=say)
-        sections.append(("Figures", figure_section(result, "figures")))
-    if design:
-        say("designing schedules")
-        sections.append(("Designing a schedule", design_section(out / "figures", "figures")))
-    if phase_diagram:
-        say("phase diagrams (sweep of every scheme)")
-        dg, files = write_phase_diagrams(
-            out / "phase_diagram", schemes=schemes(), scheduler=scheduler, progress=True,
-            **(QUICK_PHASE_DIAGRAM if quick else {}))
-        files = {k: v for k, v in files.items() if k != "table"}
-        sections.append(("Clustering phase diagram", phase_section(dg, files, "phase_diagram")))
-    if verdicts is not None:
-        sections.append(("Verdicts of proofs_check (quick grids)", verdicts(say)))
-    return write_report(out, progress=say, sections=sections,
-                        seconds=time.perf_counter() - start)

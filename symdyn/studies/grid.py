@@ -97,6 +97,28 @@ def check_points(axes: dict) -> int:
     return points
 
 
+def parse_range(text, name="beta"):
+    """An axis as text, ``"a:b:k"``: ``k`` evenly spaced values from ``a`` to
+    ``b`` (or one number).
+
+    Examples
+    --------
+    >>> parse_range("0:9:4").tolist(), parse_range("2.5").tolist()
+    ([0.0, 3.0, 6.0, 9.0], [2.5])
+    """
+    parts = str(text).split(":")
+    try:
+        if len(parts) == 1:
+            return np.array([float(parts[0])])
+        a, b, k = float(parts[0]), float(parts[1]), int(parts[2])
+    except (ValueError, IndexError):
+        raise ValueError(f"{name}: expected a:b:k (k values from a to b), "
+                         f"got {shown(text)}") from None
+    if len(parts) != 3 or k < 1 or not (np.isfinite(a) and np.isfinite(b)) or b < a:
+        raise ValueError(f"{name}: expected a:b:k with a <= b and k >= 1, got {shown(text)}")
+    return np.linspace(a, b, k)
+
+
 def _number(axis, v, low, open_=False):
     if not is_real(v):
         raise ValueError(f"grid axis {shown(axis)}: expected numbers, got {shown(v)}")

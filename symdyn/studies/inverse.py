@@ -19,10 +19,10 @@ With the exact gradients :math:`\\partial\\gamma/\\partial p` of
     (``scipy.optimize.least_squares`` with the exact Jacobian).
 
 :func:`alpha_family` gives nGPT's step-size families (constant, affine, power,
-two-piece; :mod:`~symdyn.studies.families`), the optimizers are in
-:mod:`~symdyn.studies.optimize`; :func:`evaluate` scores any scheme (a
-built-in, or a family at given parameters) on the same objective, for
-comparisons.
+two-piece), with bounds (:func:`bounds_of` recognizes them by their laws);
+the optimizers are in :mod:`~symdyn.studies.optimize`; :func:`evaluate`
+scores any scheme (a built-in, or a family at given parameters) on the same
+objective, for comparisons.
 
 Layer 3, studies.
 """
@@ -32,16 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import sympy as sp
 
-from ..base.checks import check_attention, check_gamma0, integer, number, shown
+from ..base.checks import check_attention, check_gamma0, finite_array, integer, number, shown
 from ..model.registry import Scheme, SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
-from ..particles.init import equiangular
-from ..particles.simulation import simulate
-from ..particles.weights import kaiming
+from ..model.symbols import t as t_sym
 from ..reduced.solver import Trajectory, solve
-from .families import ALPHA_FAMILIES, alpha_family, bounds_of
 from .optimize import (  # noqa: F401 (re-exported: they were here)
     RTOL,
     TARGET_TOL,
@@ -49,15 +47,98 @@ from .optimize import (  # noqa: F401 (re-exported: they were here)
     Model,
     balance,
     fit_profile,
-    profile_target,
     reach,
     stopped,
 )
+from .runs import simulated_check
 
 OBJECTIVES = ("target", "speed", "profile")
 #: The most layers of the "speed" objective: one constraint and one output
 #: time each (10,000 layers took 8 s; 99,999 took 67 s).
 MAX_LAYERS = 10_000
+
+
+#: nGPT step-size families: alpha(t) with free parameters, their defaults and bounds.
+ALPHA_FAMILIES = {
+    "constant": ("a0", {"a0": 1.0}, {"a0": (1e-3, 1e3)}),
+    "affine": ("a0 + a1*t", {"a0": 1.0, "a1": 0.0}, {"a0": (1e-3, 1e3), "a1": (0.0, 1e3)}),
+    "power": ("a0*(1 + t)**p", {"a0": 1.0, "p": 0.0}, {"a0": (1e-3, 1e3), "p": (-3.0, 3.0)}),
+    "two-piece": (None, {"a0": 1.0, "a1": 1.0}, {"a0": (1e-3, 1e3), "a1": (1e-3, 1e3)}),
+}
+
+
+def alpha_family(name: str, depth: float | None = None) -> Scheme:
+    """nGPT with a step-size family :math:`\\alpha_t` (see :data:`ALPHA_FAMILIES`):
+    ``constant`` :math:`a_0`, ``affine`` :math:`a_0 + a_1 t`, ``power``
+    :math:`a_0 (1 + t)^p`, ``two-piece`` :math:`a_0` before ``depth/2`` and
+    :math:`a_1` after it.
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> sd.alpha_family("affine").bind(a1=0.5).law_of_t("alpha")(2.0)
+    2.0
+    >>> sd.alpha_family("two-piece", depth=4.0).breakpoints
+    (2.0,)
+    """
+    if name not in ALPHA_FAMILIES:
+        raise ValueError(f"name: expected one of {', '.join(ALPHA_FAMILIES)}, got {shown(name)}")
+    alpha, defaults, _ = ALPHA_FAMILIES[name]
+    if alpha is None:
+        if depth is None:
+            raise ValueError("depth: the two-piece family switches at depth/2; give depth > 0")
+        half = sp.nsimplify(number(depth, "depth", 0, low_open=True) / 2)
+        a0, a1 = (sp.Symbol(k, real=True) for k in ("a0", "a1"))
+        alpha = sp.Piecewise((a0, t_sym < half), (a1, True))
+    return get_scheme("ngpt", alpha=alpha, params=defaults)
+
+
+def same_laws(a: Scheme, b: Scheme) -> bool:
+    """True when two schemes move tokens alike: the same speed, radial,
+    sphere and temperature laws and the same layer rule (names, defaults and
+    styles aside).
+
+    Examples
+    --------
+    >>> import symdyn as sd
+    >>> same_laws(alpha_family("affine"), sd.scheme("ngpt", alpha="a0 + a1*t",
+    ...                                              params={"a0": 2.0, "a1": 1.0}))
+    True
+    >>> same_laws(alpha_family("constant"), sd.custom_scheme("c", speed="A_norm/a0",
+    ...                                                       params={"a0": 1.0}))
+    False
+    """
+    def laws(s):
+        return s.speed, s.radial, s.sphere_until, s.temperature, s.layer
+
+    return laws(a) == laws(b)
+
+
+def bounds_of(s: Scheme, bounds, depth):
+    """``(low, high)`` per parameter: those of ``bounds``, and for the others
+    the nGPT family's own (recognized by its laws, :func:`same_laws`), else
+    unbounded."""
+    names = list(s.defaults)
+    own = next((v[2] for k, v in ALPHA_FAMILIES.items()
+                if same_laws(alpha_family(k, depth), s)), {})
+    if bounds is None:
+        bounds = {}
+    if not isinstance(bounds, dict) or set(bounds) - set(names):
+        raise ValueError(f"bounds: expected a dict of (low, high) by parameter among "
+                         f"{', '.join(names)}, got {shown(bounds)}")
+    out = []
+    for k in names:
+        pair = bounds.get(k, own.get(k, (-np.inf, np.inf)))
+        try:
+            lo, hi = pair
+            lo, hi = (-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds[{shown(k)}]: expected (low, high), numbers or None, got "
+                             f"{shown(pair)}") from None
+        if not lo < hi:
+            raise ValueError(f"bounds[{shown(k)}]: low must be < high, got {shown((lo, hi))}")
+        out.append((lo, hi))
+    return out
 
 
 @dataclass(frozen=True)
@@ -204,18 +285,28 @@ def _problem(objective, s, names, L, fixed, target, times, layers):
 
 
 def _check(s, params, L, n, beta, gamma0, attention, tr, d, seed):
-    """gamma(L) of the particle simulator: identity and Kaiming weights."""
+    """gamma(L) of the particle simulator (identity and Kaiming weights) beside
+    the reduced ODE's; empty when ``n`` is not a whole number."""
     k = int(round(n))
     if k != n:
         return {}
     d = max(k, 16) if d is None else integer(d, "d", 2)
-    X0 = equiangular(k, d, gamma0, seed=seed)
-    out = {"reduced": float(tr.gamma[-1])}
-    for name, w in (("identity", None), ("kaiming", kaiming(d, seed=seed))):
-        sim = simulate(s, X0, beta=beta, t=[L], weights=w, attention=attention,
-                       params=params)
-        out[name] = float(sim.gamma[-1])
-    return out
+    return {"reduced": float(tr.gamma[-1]),
+            **simulated_check(s, params, L, k, d, beta, gamma0, attention, seed)}
+
+
+def profile_target(times, target, L):
+    """The ``"profile"`` objective's times and target values, checked."""
+    times = finite_array(times, "times", 0.0, low_open=True)
+    goal = finite_array(target, "target")
+    if times.ndim != 1 or goal.shape != times.shape or np.any(np.diff(times) <= 0):
+        raise ValueError("times, target: expected increasing times in (0, depth] and one "
+                         "target value per time")
+    if times[-1] > L:
+        raise ValueError(f"times: must lie in (0, depth] = (0, {L:g}], got up to {times[-1]:g}")
+    if np.any(goal >= 1) or np.any(goal <= -1):
+        raise ValueError("target: cosines must lie in (-1, 1)")
+    return times, goal
 
 
 def evaluate(scheme: SchemeLike, objective: str, *, depth: float, n: float, beta: float,

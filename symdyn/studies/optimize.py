@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base.checks import finite_array
 from ..reduced.solver import solve
 
 # Newton polish of the "target" objective: |gamma(L) - g| below this.
@@ -145,19 +144,6 @@ def balance(model, g, p0, box):
     z = float(np.min(np.diff(gam) / dt))
     ok = bool(res.success and gam[-1] <= g + 1e-9)
     return p, ok, str(res.message), z
-
-
-def profile_target(times, target, L):
-    times = finite_array(times, "times", 0.0, low_open=True)
-    goal = finite_array(target, "target")
-    if times.ndim != 1 or goal.shape != times.shape or np.any(np.diff(times) <= 0):
-        raise ValueError("times, target: expected increasing times in (0, depth] and one "
-                         "target value per time")
-    if times[-1] > L:
-        raise ValueError(f"times: must lie in (0, depth] = (0, {L:g}], got up to {times[-1]:g}")
-    if np.any(goal >= 1) or np.any(goal <= -1):
-        raise ValueError("target: cosines must lie in (-1, 1)")
-    return times, goal
 
 
 def fit_profile(model, goal, p0, box):

@@ -1,5 +1,7 @@
-"""What one sweep task computes: simulations of a grid point for a batch of
-seeds, or reduced solves of a batch of grid points.
+"""What the studies run: a sweep task (simulations of a grid point for a
+batch of seeds, or reduced solves of a batch of grid points), the
+simulator's check of a designed schedule (:func:`simulated_check`) and the
+starts of the command line's ``simulate`` (:func:`batch_start`).
 
 Starts are common random numbers: seed ``s`` draws the same ``X0`` at every
 grid point with the same ``(init, scale, gamma0, n, d)``, whatever the scheme
@@ -92,3 +94,30 @@ def run_task(task):
                 "gamma_dot": tr.gamma_dot, "r": tr.r}
     cols = {k: np.ascontiguousarray(v).ravel() for k, v in cols.items()}
     return cols, time.perf_counter() - start
+
+
+def simulated_check(s, params, L, n, d, beta, gamma0, attention, seed) -> dict:
+    """gamma(L) of the particle simulator for ``s`` at ``params`` from one
+    equiangular start (``n`` tokens in dimension ``d``): with identity
+    weights (``"identity"``) and with Kaiming weights (``"kaiming"``)."""
+    X0 = init.equiangular(n, d, gamma0, seed=seed)
+    out = {}
+    for name, w in (("identity", None), ("kaiming", weights.kaiming(d, seed=seed))):
+        sim = simulate(s, X0, beta=beta, t=[L], weights=w, attention=attention,
+                       params=params)
+        out[name] = float(sim.gamma[-1])
+    return out
+
+
+def batch_start(start: str, n: int, d: int, gamma0: float, seeds: int, weight: str):
+    """``(X0, weights)`` of one batch of ``seeds`` starts drawn from seed 0 (the
+    command line's ``simulate``): ``start`` ``"sphere"``, ``"gaussian"`` (std
+    ``1/sqrt(d)``: norms near 1) or ``"equiangular"`` (cosine ``gamma0``);
+    ``weight`` ``"identity"`` (``None``) or ``"kaiming"`` (seed 0)."""
+    if start == "equiangular":
+        X0 = init.equiangular(n, d, gamma0, batch=seeds, seed=0)
+    elif start == "gaussian":
+        X0 = init.gaussian(n, d, scale=d**-0.5, batch=seeds, seed=0)
+    else:
+        X0 = init.sphere(n, d, batch=seeds, seed=0)
+    return X0, (weights.kaiming(d, seed=0) if weight == "kaiming" else None)

@@ -1,4 +1,4 @@
-"""The files of a sweep: its cache of finished tasks, the table it writes, the room on disk.
+"""The files of a sweep: its cache of finished tasks and the table it writes.
 
 Each finished task is stored under a key that hashes its parameters and the
 symdyn version, with those parameters and a SHA-256 of its arrays inside the
@@ -6,8 +6,7 @@ file; a file that fails the check or cannot be read is reported
 (:class:`CacheWarning`) and recomputed. The check is against damage and
 mix-ups, not forgery: the cache is a cache, not a signature (see
 :func:`~symdyn.studies.sweeps.sweep`'s ``cache``). Every file is written
-atomically (a new temporary file renamed into place), and the room on its
-disk is checked before any task runs.
+atomically (a new temporary file renamed into place).
 
 Layer 3, studies.
 """
@@ -20,15 +19,12 @@ import hashlib
 import math
 import os
 import secrets
-import shutil
 import stat
 import warnings
 import zipfile
 from pathlib import Path
 
 import numpy as np
-
-from ..base.checks import shown
 
 
 class CacheWarning(UserWarning):
@@ -197,26 +193,6 @@ class Saver:
                           f"finish from now on are not stored", CacheWarning, stacklevel=2)
 
 
-def out_path(out):
-    """``out`` checked: ``None``, or a path ending in ``.csv`` or ``.parquet``
-    (Parquet only with pyarrow installed)."""
-    if out is None:
-        return None
-    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
-        raise ValueError(f"out: expected a path ending in .csv or .parquet, got {shown(out, 200)}")
-    out = Path(out)
-    if out.suffix not in (".csv", ".parquet"):
-        raise ValueError(f"out: the file name must end in .csv or .parquet, "
-                         f"got {shown(str(out), 200)}")
-    if out.suffix == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ValueError("out: writing Parquet needs pyarrow; install it with "
-                             "pip install 'symdyn[dask]', or write .csv") from None
-    return out
-
-
 def interrupted(cache, saved, done, total, failed):
     """The line of a Ctrl-C: what is kept, and how to resume."""
     if cache is None:
@@ -225,52 +201,6 @@ def interrupted(cache, saved, done, total, failed):
     broken = " (the folder stopped taking files: see the CacheWarning)" if failed else ""
     return (f"{saved} of {total} tasks saved in {cache}{broken}; rerun with the same "
             f"cache to resume")
-
-
-#: Bytes per value of a written table, about: CSV text (17 digits, sign,
-#: exponent, separator), Parquet (8-byte values, before compression).
-VALUE_BYTES = {".csv": 24, ".parquet": 8}
-
-
-def _rows(task) -> int:
-    return len(task.t) * (len(task.seeds) if task.kind == "simulate" else len(task.points))
-
-
-def room(out, cache, tasks, todo, width):
-    """Refuse, before any task runs, outputs that would not fit on their disk:
-    the table (``out``: its rows times ``width`` values of :data:`VALUE_BYTES`)
-    and the cache files of the tasks still to compute, summed per file system."""
-    needs = []
-    if out is not None:
-        values = sum(map(_rows, tasks)) * width
-        needs.append(("out", "the table", out.parent, values * VALUE_BYTES[out.suffix]))
-    if cache is not None and todo:
-        nbytes = sum(8 * 10 * _rows(tasks[i]) + 4 * len(tasks[i].doc) + 2048 for i in todo)
-        needs.append(("cache", f"{len(todo):,} cache files", cache, nbytes))
-    disks = {}
-    for name, what, folder, nbytes in needs:
-        try:
-            device, free = os.stat(folder).st_dev, shutil.disk_usage(folder).free
-        except OSError:                         # cannot tell: the write will say
-            continue
-        disk = disks.setdefault(device, {"free": free, "need": 0, "parts": []})
-        disk["need"] += nbytes
-        disk["parts"].append((name, what, folder, nbytes))
-    for disk in disks.values():
-        if disk["need"] > disk["free"]:
-            name, _, folder, _ = disk["parts"][0]
-            parts = " and ".join(f"{what} ({_size(n)} in {shown(str(f), 200)})"
-                                 for _, what, f, n in disk["parts"])
-            raise ValueError(f"{name}: not enough free space: {parts} need about "
-                             f"{_size(disk['need'])}, the disk has {_size(disk['free'])} "
-                             f"free; free some space or choose another folder")
-
-
-def _size(nbytes) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{int(nbytes)} bytes"
 
 
 def write_table(table, out):

@@ -9,7 +9,9 @@ keyed by its parameters and the symdyn version, checked when read, reported
 with a :class:`CacheWarning` and recomputed when damaged). An interrupted
 sweep, run again, computes only what is missing. Rows are assembled in grid
 order whatever the order in which tasks finish, so every executor gives the
-same table.
+same table. Everything is checked before any task runs: the arguments, the
+sizes (:mod:`~symdyn.studies.grid`) and the room on disk for the outputs
+(:func:`room`).
 
 Layer 3, studies.
 """
@@ -17,7 +19,9 @@ Layer 3, studies.
 from __future__ import annotations
 
 import os
+import shutil
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from numpy.typing import ArrayLike
@@ -46,8 +50,6 @@ from .storage import (  # noqa: F401 (re-exported: the sweep's cache was here)
     entry_bytes,
     interrupted,
     load,
-    out_path,
-    room,
     write_table,
 )
 
@@ -237,3 +239,69 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
     if out is not None:
         write_table(table, out)
     return table
+
+
+def out_path(out):
+    """``out`` checked: ``None``, or a path ending in ``.csv`` or ``.parquet``
+    (Parquet only with pyarrow installed)."""
+    if out is None:
+        return None
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise ValueError(f"out: expected a path ending in .csv or .parquet, got {shown(out, 200)}")
+    out = Path(out)
+    if out.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"out: the file name must end in .csv or .parquet, "
+                         f"got {shown(str(out), 200)}")
+    if out.suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ValueError("out: writing Parquet needs pyarrow; install it with "
+                             "pip install 'symdyn[dask]', or write .csv") from None
+    return out
+
+
+#: Bytes per value of a written table, about: CSV text (17 digits, sign,
+#: exponent, separator), Parquet (8-byte values, before compression).
+VALUE_BYTES = {".csv": 24, ".parquet": 8}
+
+
+def _rows(task) -> int:
+    return len(task.t) * (len(task.seeds) if task.kind == "simulate" else len(task.points))
+
+
+def room(out, cache, tasks, todo, width):
+    """Refuse, before any task runs, outputs that would not fit on their disk:
+    the table (``out``: its rows times ``width`` values of :data:`VALUE_BYTES`)
+    and the cache files of the tasks still to compute, summed per file system."""
+    needs = []
+    if out is not None:
+        values = sum(map(_rows, tasks)) * width
+        needs.append(("out", "the table", out.parent, values * VALUE_BYTES[out.suffix]))
+    if cache is not None and todo:
+        nbytes = sum(8 * 10 * _rows(tasks[i]) + 4 * len(tasks[i].doc) + 2048 for i in todo)
+        needs.append(("cache", f"{len(todo):,} cache files", cache, nbytes))
+    disks = {}
+    for name, what, folder, nbytes in needs:
+        try:
+            device, free = os.stat(folder).st_dev, shutil.disk_usage(folder).free
+        except OSError:                         # cannot tell: the write will say
+            continue
+        disk = disks.setdefault(device, {"free": free, "need": 0, "parts": []})
+        disk["need"] += nbytes
+        disk["parts"].append((name, what, folder, nbytes))
+    for disk in disks.values():
+        if disk["need"] > disk["free"]:
+            name, _, folder, _ = disk["parts"][0]
+            parts = " and ".join(f"{what} ({_size(n)} in {shown(str(f), 200)})"
+                                 for _, what, f, n in disk["parts"])
+            raise ValueError(f"{name}: not enough free space: {parts} need about "
+                             f"{_size(disk['need'])}, the disk has {_size(disk['free'])} "
+                             f"free; free some space or choose another folder")
+
+
+def _size(nbytes) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{int(nbytes)} bytes"
