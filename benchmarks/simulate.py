@@ -226,8 +226,8 @@ def part_d():
               f"{per_sim:6.1f} us each; solve_ivp (DOP853, plain numpy) {ref.nfev}, "
               f"{per_ref:6.1f} us each; ratio {per_sim / per_ref:4.2f}  (target <= 1.5)")
         print(f"    symdyn.ode.integrate on the plain field: {own.nfev} evaluations, "
-              f"{per_own:6.1f} us each (ratio to solve_ivp {per_own / per_ref:4.2f}): "
-              f"sd.simulate's own share {per_sim - per_own:6.1f} us an evaluation")
+              f"{per_own:6.1f} us each (ratio to solve_ivp {per_own / per_ref:4.2f}); "
+              f"sd.simulate costs {per_sim - per_own:5.1f} us an evaluation more")
         t_mass, t_none, t_bare = field_costs(name, plain, y0, X0, beta)
         print(f"    the field alone {t_mass * 1e6:5.1f} us with token masses, "
               f"{t_none * 1e6:5.1f} us without; plain numpy {t_bare * 1e6:5.1f} us")

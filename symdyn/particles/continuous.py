@@ -56,7 +56,6 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
     field, bps = _continuous_field(s, w, attention, times[-1], log, theta.dtype)
     if log:
         rad = np.log(rad)           # u = log r - tau at tau = 0
-    on_sphere = s.on_sphere
     nd = n * d
 
     def unpack(y):
@@ -72,10 +71,8 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
         th, rr = unpack(y)
         # masses only once a token merged (before, all 1: the plain attention)
         dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk if merged.merges else None)
-        out = np.empty_like(y)
-        out[:, :nd] = dth.reshape(len(y), nd)
-        out[:, nd:] = 0.0 if on_sphere else drr
-        return out
+        # (on the sphere the field's radial part is 0)
+        return np.concatenate((dth.reshape(len(y), nd), drr), axis=1, dtype=y.dtype)
 
     def project(y):
         th, rr = unpack(y)

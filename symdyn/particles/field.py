@@ -106,9 +106,11 @@ class Field:
                 self.fault = hot_fault or self.fault
                 A[bad] = np.nan
                 rho = np.where(bad, np.nan, rho)
-        if mass is not None:
-            A[mass == 0] = 0.0
-            rho = np.where(mass == 0, 0.0, rho)
+        if mass is not None:                # merged tokens (mass 0) stand still
+            frozen = mass == 0
+            A[frozen] = 0.0
+            if not self.on_sphere:
+                rho = np.where(frozen, 0.0, rho)
         return A, rho
 
     def _attend(self, theta, rad, beta, tm, phase, draw, mass):
