@@ -17,10 +17,8 @@ import html
 import numpy as np
 import sympy as sp
 
-from .symbols import A_norm, a
-
-#: How the model's symbols are typeset (the others keep sympy's names).
-SYMBOL_NAMES = {A_norm: r"\lvert A_k\rvert", a: "a_k"}
+#: How the model's symbols are typeset, by name (the others keep sympy's names).
+SYMBOL_NAMES = {"A_norm": r"\lvert A_k\rvert", "a": "a_k"}
 
 
 def latex(expr) -> str:
@@ -35,7 +33,9 @@ def latex(expr) -> str:
     """
     if isinstance(expr, str):
         return r"\text{" + expr.replace("_", r"\_") + "}"
-    return sp.latex(expr, symbol_names=SYMBOL_NAMES)
+    names = {x: SYMBOL_NAMES[x.name] for x in getattr(expr, "free_symbols", ())
+             if x.name in SYMBOL_NAMES}
+    return sp.latex(expr, symbol_names=names)
 
 
 def formula_table(title: str, rows) -> str:

@@ -196,6 +196,13 @@ def in_float_range(value: sp.Expr, argument: str) -> sp.Expr:
 GROWING_NAMES = {"factorial", "gamma", "Gamma"}
 
 
+class SpeedLawError(ValueError, ArithmeticError):
+    """A speed law that is not positive on ``[0, T]``, found before the work:
+    a ``ValueError`` (the argument is wrong) that is also the
+    ``ArithmeticError`` ``simulate`` raises when it meets such a law along
+    the trajectory."""
+
+
 def law_text(expr, limit: int = 80) -> str:
     """``str(expr)``, cut to ``limit`` characters (for error messages)."""
     text = str(expr)

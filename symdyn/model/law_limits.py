@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .guards import lambdify, law_text  # noqa: F401 (re-exported)
+from .guards import SpeedLawError, lambdify, law_text  # noqa: F401 (re-exported)
 from .symbols import beta as b_sym
 from .symbols import n as n_sym
 from .symbols import t as t_sym
@@ -55,13 +55,6 @@ CHUNK = 2**21
 #: |r| below this is at the bottom of the float range (the smallest normal
 #: float is 2.2e-308): a radial law followed there has underflowed.
 R_UNDERFLOW = 1e-300
-
-
-class SpeedLawError(ValueError, ArithmeticError):
-    """A speed law that is not positive on ``[0, T]``, found before the work:
-    a ``ValueError`` (the argument is wrong) that is also the
-    ``ArithmeticError`` ``simulate`` raises when it meets such a law along
-    the trajectory."""
 
 
 def underflow(s, value, when: str) -> str:

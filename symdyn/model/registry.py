@@ -21,7 +21,6 @@ import sympy as sp
 from ..base.checks import shown
 from . import schemes as _entries
 from .expressions import ExprLike, parse
-from .law_checks import check_positive, check_schedule, check_temperature  # noqa: F401
 from .parameters import (  # noqa: F401 (re-exported)
     at_defaults,
     check_used,
@@ -38,6 +37,8 @@ from .scheme import (  # noqa: F401 (re-exported: the registry was their home)
     Scheme,
     Style,
     branch_at,
+    check_positive,
+    check_temperature,
     lambdify_phases,
     phase_branches,
     piecewise_breakpoints,

@@ -30,36 +30,10 @@ from sympy.core.function import AppliedUndef
 
 from ..base.arithmetic import float_printer, on_floats
 from ..base.checks import shown
-from .guards import NUMERIC_MODULES, lambdify, number, substitute
-from .law_checks import check_positive, check_temperature
-from .law_limits import SpeedLawError
+from .display import formula_table, latex
+from .entry import Entry, Parameter, Style  # noqa: F401 (re-exported)
+from .guards import NUMERIC_MODULES, SpeedLawError, lambdify, number, substitute
 from .symbols import SCHEME_SYMBOLS, t
-
-
-@dataclass(frozen=True)
-class Style:
-    """How a scheme is drawn: a colour, a matplotlib dash and a legend label."""
-
-    color: str
-    dash: str | tuple
-    label: str
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """A parameter of a built-in scheme: ``sd.scheme(name, **{name: value})``.
-
-    ``kind`` is ``"number"`` (checked to lie in ``[low, high]``), ``"law"``
-    (text in ``t`` for the entry's parser) or ``"free"`` (a dict of free
-    parameters with defaults, see :func:`symdyn.model.parameters.free_parameters`).
-    """
-
-    name: str
-    default: object
-    kind: str = "number"
-    low: float = -np.inf
-    high: float = np.inf
-    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -232,34 +206,12 @@ class Scheme:
         return f"{self.name}(speed={self.speed}, radial={self.radial}{extra})"
 
     def _repr_latex_(self) -> str:
-        from .display import formula_table, latex
-
         rows = [("s =", latex(self.speed)), (r"\dot r =", latex(self.radial))]
         rows += [(r"\tau =", latex(self.temperature))] if self.tempered else []
         rows += [(rf"\text{{{k}}} =", latex(v)) for k, v in self.params
                  if isinstance(v, sp.Basic)]
         rows += [(rf"{latex(sym)} =", rf"{float(v):g}\ \text{{(default)}}") for sym, v in self.free]
         return formula_table(self.name, rows)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A built-in scheme, declared in one module of ``symdyn/model/schemes/``.
-
-    ``build(**parameters)`` returns the :class:`Scheme` (its speed, radial and
-    temperature laws and its :class:`LayerRule`) for checked parameter values;
-    ``parameters`` declares them with defaults and ranges; ``order`` is the
-    place in :func:`symdyn.schemes`; ``style`` and ``citation`` travel with
-    every scheme built from the entry.
-    """
-
-    name: str
-    build: Callable[..., Scheme] = field(repr=False)
-    style: Style
-    citation: str
-    order: int
-    parameters: tuple = ()
-    extra: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------
@@ -405,3 +357,90 @@ def _law_of_t(s: Scheme, name: str):
                                   f"must be finite and >= 0 at every simulated time")
         return v
     return value
+
+
+# --------------------------------------------------------------------------
+# checks of a law over the domain (t from 0 over decades to 1e6, a few r, a,
+# A_norm, n, beta): refused when sympy decides it, or when a witness shows it
+# --------------------------------------------------------------------------
+
+# Points of the domain (t >= 0, r > 0, |a| <= A_norm, n >= 2, beta >= 0) at
+# which a speed law must be positive: t from 0 over decades to 1e6.
+_T = np.concatenate([[0.0], np.geomspace(1e-3, 1e6, 271)])
+_DOMAIN = {"r": (0.25, 1.0, 4.0), "A_norm": (0.5, 1.0, 2.0), "a": (-0.5, 0.0, 0.5),
+           "n": (2.0, 8.0, 1e3), "beta": (0.0, 1.0, 10.0)}
+
+
+def check_positive(speed: sp.Expr, argument: str) -> None:
+    """Refuse a speed law that is decidably not positive for all ``t >= 0``.
+
+    Decided by sympy's assumptions when they can (``-1``, ``0``), else by a
+    witness: a point of the domain (``t`` over ``[0, 1e6]``, ``a`` a fraction
+    of ``A_norm``, a few ``r, n, beta``) at which the law is ``<= 0``, not
+    finite or not real. Laws with undefined functions (``alpha(t)``) pass.
+    ``+inf`` passes: the velocity ``P A / s`` is then 0 (a law that outgrows
+    floats, ``exp(t)`` at ``t = 1e6``; nGPT's ``A_norm/alpha`` where
+    ``alpha = 0``).
+    """
+    if speed.is_positive:
+        return
+    if speed.is_nonpositive:
+        raise ValueError(f"{argument}: must be positive, got {speed} (never positive)")
+    if speed.atoms(AppliedUndef):
+        return
+    point, v = witness(speed, argument, lambda v: (v.imag == 0) & (v.real > 0))
+    if point is not None:
+        what = "not real" if np.isnan(v) or v.imag != 0 else \
+            "not finite" if not np.isfinite(v) else f"{v.real:.6g} <= 0"
+        raise ValueError(f"{argument}: must be positive for all t >= 0; {speed} is "
+                         f"{what} at {point}")
+
+
+def witness(law: sp.Expr, argument: str, good):
+    """The first point of the sampled domain where ``good(values)`` fails, as
+    text with the law's value there; ``(None, None)`` if there is none."""
+    names = ("t", "r", "a", "A_norm", "n", "beta")
+    try:
+        f = lambdify([SCHEME_SYMBOLS[k] for k in names], law, argument)
+        grid = list(np.meshgrid(_T, *(_DOMAIN[k] for k in names[1:]), indexing="ij"))
+        grid[2] = grid[2] * grid[3]                      # a within [-A_norm, A_norm]
+        with np.errstate(all="ignore"):
+            values = np.broadcast_to(np.asarray(f(*grid), dtype=complex), grid[0].shape)
+            bad = ~good(values)
+    except ValueError:
+        raise
+    except Exception as exc:  # sympy's printer or scipy lacks a function
+        raise ValueError(f"{argument}: {law} cannot be evaluated numerically "
+                         f"({type(exc).__name__}: {exc})") from None
+    if not bad.any():
+        return None, None
+    i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
+    point = ", ".join(f"{k} = {grid[j][i]:.6g}" for j, k in enumerate(names)
+                      if law.has(SCHEME_SYMBOLS[k]))
+    return point or "every point", values[i]
+
+
+def check_temperature(tau: sp.Expr, argument: str) -> None:
+    """Refuse a temperature law :math:`\\tau` (the attention runs at inverse
+    temperature :math:`\\beta\\tau`) that depends on anything but ``t``
+    and free parameters, or is decidably not finite and positive for all ``t >= 0``."""
+    if not isinstance(tau, sp.Expr):
+        raise ValueError(f"{argument}: a temperature law must be an expression in t, "
+                         f"got {tau!r}")
+    other = tau.free_symbols & (set(SCHEME_SYMBOLS.values()) - {SCHEME_SYMBOLS["t"]})
+    if other:
+        raise ValueError(f"{argument}: a temperature law depends on t (and free parameters) "
+                         f"only, got {tau} (with {', '.join(sorted(map(str, other)))})")
+    if tau.is_positive and tau.is_finite:
+        return
+    if tau.is_nonpositive:
+        raise ValueError(f"{argument}: must be positive, got {tau} (never positive)")
+    if tau.atoms(AppliedUndef):
+        return
+    point, v = witness(tau, argument,
+                        lambda v: (v.imag == 0) & (v.real > 0) & np.isfinite(v.real))
+    if point is not None:
+        what = "not real" if np.isnan(v) or v.imag != 0 else \
+            "not finite" if not np.isfinite(v) else f"{v.real:.6g} <= 0"
+        raise ValueError(f"{argument}: must be finite and > 0 for all t >= 0; {tau} is "
+                         f"{what} at {point}")

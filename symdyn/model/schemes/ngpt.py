@@ -8,12 +8,13 @@ continuous limit is :math:`\\dot\\theta = \\alpha_t P_\\theta A/|A|`: speed
 Layer 1, model.
 """
 
+import numpy as np
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from ..expressions import parse
-from ..law_checks import check_schedule
 from ..parameters import at_defaults, check_used, free_parameters, symbols_of
-from ..scheme import Entry, LayerRule, Parameter, Scheme, Style, unit
+from ..scheme import Entry, LayerRule, Parameter, Scheme, Style, unit, witness
 from ..symbols import A_norm, t
 
 NAME = "ngpt"
@@ -21,6 +22,28 @@ NAME = "ngpt"
 #: Step-size schedules of the paper's Figure 3 (alpha_t as text).
 SCHEDULES = {"constant": "1", "root": "sqrt(1 + t)", "linear": "1 + t",
              "sin/cos mix": "sin(4*t)**2*(1 + t) + cos(4*t)**2"}
+
+
+def check_schedule(alpha: sp.Expr, argument: str) -> None:
+    """Refuse a schedule such as nGPT's ``alpha(t)`` (the speed is
+    ``A_norm / alpha``) that is decidably negative, infinite, not real, or
+    zero throughout. ``alpha >= 0`` with zeros (a warm-up ``alpha = t`` at
+    ``t = 0``) is a schedule: where it vanishes the tokens stand still.
+    Laws with undefined functions (``alpha(t)``) pass."""
+    if alpha.is_zero:
+        raise ValueError(f"{argument}: must be >= 0 and not identically 0, got {alpha} "
+                         f"(the speed A_norm/{alpha} is not defined)")
+    if alpha.is_positive or alpha.atoms(AppliedUndef):
+        return
+    if alpha.is_negative:
+        raise ValueError(f"{argument}: must be >= 0, got {alpha} (negative)")
+    point, v = witness(alpha, argument,
+                        lambda v: (v.imag == 0) & (v.real >= 0) & np.isfinite(v.real))
+    if point is not None:
+        what = "not real" if np.isnan(v) or v.imag != 0 else \
+            "not finite" if not np.isfinite(v) else f"{v.real:.6g} < 0"
+        raise ValueError(f"{argument}: must be finite and >= 0 for all t >= 0 (zero at "
+                         f"instants is fine); {alpha} is {what} at {point}")
 
 
 def rule(s, x, h, tk, A, field):              # x <- N(x + h alpha (N(A(x)) - x))
