@@ -1,5 +1,8 @@
 """Layer 2, particles: the n-particle witness (attention, weights, initial
-conditions, merging, ``simulate``). Imports model, ode and base.
+conditions, merging, ``simulate``: its field, continuous run, layer loop,
+result and argument checks). Imports model, ode and base.
+
+Layer 2, particles.
 """
 
 # symdyn 0.1's module symdyn.particles held these two
