@@ -91,7 +91,6 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec):
     members = np.arange(M)
     attend = _Attend(w, beta, attention, theta.shape, theta.dtype)
     at = _FieldAt(field, beta)
-    tks = np.arange(total + 1) * np.float64(h)     # laws divide as numpy does: 1/0 = inf
     update = s.layer.update
 
     def where(k):
@@ -107,9 +106,10 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec):
                             np.linalg.norm(x, axis=-1), beta, min(k, w.draws - 1), where(k))
             if k == total:
                 break
+            tk = np.float64(k * h)          # laws divide as numpy does: 1/0 = inf
             attend.layer(k)
-            at.k, at.tk = k, tks[k]
-            x = update(s, x, h, tks[k], attend, at)
+            at.k, at.tk = k, tk
+            x = update(s, x, h, tk, attend, at)
             if attend.holds(x):         # the next layer's A would overwrite it
                 x = x.copy()
     return total, total, f"{total} layers of step {h:g}"
