@@ -224,7 +224,8 @@ def part_d():
         per_own = t_own / own.nfev * 1e6
         print(f"(d) {name}, n {n}, d {d}, t = {T:g}: sd.simulate {sim.nfev} evaluations, "
               f"{per_sim:6.1f} us each; solve_ivp (DOP853, plain numpy) {ref.nfev}, "
-              f"{per_ref:6.1f} us each; ratio {per_sim / per_ref:4.2f}  (target <= 1.5)")
+              f"{per_ref:6.1f} us each; ratio {per_sim / per_ref:4.2f}  (target <= 1.5); "
+              f"per run {t_sim:.3f} s against {t_ref:.3f} s ({t_sim / t_ref:4.2f})")
         print(f"    symdyn.ode.integrate on the plain field: {own.nfev} evaluations, "
               f"{per_own:6.1f} us each (ratio to solve_ivp {per_own / per_ref:4.2f}); "
               f"sd.simulate costs {per_sim - per_own:5.1f} us an evaluation more")
