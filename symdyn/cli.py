@@ -136,7 +136,7 @@ def _add_outputs(sub) -> None:
     f.add_argument("--out", default="figures", help="output folder")
     f.add_argument("--quick", action="store_true", help="d = 64 and fewer seeds")
     f.add_argument("--schemes", nargs="+", metavar="SCHEME",
-                   help="instead of the six built-ins: names, or custom schemes as "
+                   help="instead of the built-ins: names, or custom schemes as "
                         "NAME=SPEED or NAME=SPEED;RADIAL (e.g. 'mine=r*A_norm**2;a')")
 
     pd = sub.add_parser("phase-diagram", help="the clustering phase diagram against the "

@@ -225,7 +225,7 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
     """Compute and draw Figures 2-5 into ``out``; returns data, files and checks.
 
     ``schemes_`` (names or Scheme objects, custom ones included) replaces the
-    six built-ins in Figures 2, 4 and 5; the caption checks then need the
+    built-ins in Figures 2, 4 and 5; the caption checks then need the
     built-ins they name and are left out when one is missing."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
