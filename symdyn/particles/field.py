@@ -149,11 +149,13 @@ class Field:
     def _suspect(self, s, rad, constant) -> bool:
         """Might a token be refused? Two reductions (a NaN fails them too); the
         tokens themselves are found by :meth:`_refused` only then."""
-        if constant is None and not s.min() > 0:
+        least = np.minimum.reduce                # ndarray.min without its wrapper
+        if constant is None and not least(s, axis=None) > 0:
             return True
         if self.on_sphere:                  # r = 1: nothing to check
             return False
-        return not (math.isfinite(rad.sum()) if self.log else rad.min() > 0)
+        return not (math.isfinite(np.add.reduce(rad, axis=None)) if self.log
+                    else least(rad, axis=None) > 0)
 
     def _refused(self, s, rad, hot, shape):
         """Tokens whose speed is not > 0 (or NaN), whose r is not > 0 (log clock:
