@@ -3,11 +3,9 @@
 Commands: ``schemes``, ``derive SCHEME``, ``solve SCHEME``, ``simulate SCHEME``,
 ``verify``, ``figures``, ``phase-diagram``, ``report``; ``--version``. Also
 ``python -m symdyn``. Every error is one line on stderr; the exit status
-says which kind (:data:`EXIT_CODES`). The phase diagrams are
-orchestrated here (:func:`write_phase_diagrams`: the sweep of
-:mod:`symdyn.studies.phase_diagram`, then the figures of
-:mod:`symdyn.output.figures`), and handed to the report
-(:func:`symdyn.output.build.build_report`) like the verdicts.
+says which kind (:data:`EXIT_CODES`). :func:`write_phase_diagrams` orchestrates
+the phase diagrams (the sweep, then :mod:`symdyn.output.figures`' figures), handed
+to the report (:func:`symdyn.output.build.build_report`) like the verdicts.
 
 Layer 5, the top (entry points).
 """
@@ -15,6 +13,7 @@ Layer 5, the top (entry points).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -27,7 +26,7 @@ import numpy as np
 
 from .base.checks import ATTENTIONS, finite_array, integer, memory, number, shown, writable_path
 from .base.version import __version__
-from .model.registry import custom_scheme, scheme, schemes
+from .model.registry import custom_scheme, entry, scheme, schemes
 from .output.build import QUICK_PHASE_DIAGRAM, build_report
 from .output.figures import phase_figures, write_figures
 from .output.formatting import distance_table, simulation_csv, solve_rows
@@ -64,11 +63,28 @@ class _UsageError(Exception):
 def _scheme_arguments(p):
     p.add_argument("scheme", help=f"one of {', '.join(schemes())}, or 'custom'")
     p.add_argument("--attention", default="softmax", choices=ATTENTIONS)
-    p.add_argument("--alpha", help="nGPT: alpha(t), an expression in t")
-    p.add_argument("--t-switch", type=float, help="Mix-LN: switch time >= 0")
     p.add_argument("--speed", help="custom: the speed s in t, r, a, A_norm, n, beta")
     p.add_argument("--radial", help="custom: dr/dt (omit to stay on the sphere)")
     p.add_argument("--name", default="custom", help="custom: a label")
+
+
+def _entry_options(p):
+    """``--NAME`` for each parameter the entries declare (``--alpha``,
+    ``--t-switch``, ...), unless the command has an option of that name."""
+    for name, (kind, owners) in _entry_parameters().items():
+        with contextlib.suppress(argparse.ArgumentError):
+            p.add_argument(f"--{name.replace('_', '-')}", dest=f"scheme_{name}",
+                           metavar=name.upper(), type=float if kind == "number" else str,
+                           help="; ".join(owners))
+
+
+def _entry_parameters() -> dict:
+    """Parameter name -> (kind, ["Label: text", ...]) over the built-ins' entries."""
+    out = {}
+    for e in map(entry, schemes()):
+        for q in (q for q in e.parameters if q.kind != "free"):
+            out.setdefault(q.name, (q.kind, []))[1].append(f"{e.style.label}: {q.text}")
+    return out
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -81,6 +97,7 @@ def _build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("derive", help="derive a scheme's reduced ODE and laws")
     _scheme_arguments(d)
     d.add_argument("--format", default="text", choices=FORMATS)
+    _entry_options(d)
 
     s = sub.add_parser("solve", help="solve the reduced ODE from an equiangular start")
     _scheme_arguments(s)
@@ -95,6 +112,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="log-spaced times from 1e-4 t_max (after t = 0)")
     s.add_argument("--format", default="csv", choices=("csv", "json"))
     s.add_argument("--dps", type=int, help="solve with mpmath at this many digits")
+    _entry_options(s)
 
     v = sub.add_parser("verify", help="check the paper's claims (proofs_check)",
                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -128,6 +146,7 @@ def _add_simulate(sub) -> None:
     m.add_argument("--precision", default="float64", choices=("float64", "float32"))
     m.add_argument("--method", default="auto", choices=("auto", "dop853"),
                    help="auto: stiff stretches switch to ROS34PW2; dop853: explicit only")
+    _entry_options(m)
 
 
 def _add_outputs(sub) -> None:
@@ -175,11 +194,8 @@ def _scheme_from(args):
         return custom_scheme(args.name, args.speed, args.radial)
     if args.speed is not None or args.radial is not None:
         raise ValueError("speed: --speed/--radial go with 'derive custom'")
-    params = {}
-    if args.alpha is not None:
-        params["alpha"] = args.alpha
-    if args.t_switch is not None:
-        params["t_switch"] = args.t_switch
+    params = {k: getattr(args, f"scheme_{k}") for k in _entry_parameters()
+              if getattr(args, f"scheme_{k}", None) is not None}
     return scheme(args.scheme, **params)
 
 
@@ -232,7 +248,8 @@ def _solve(args) -> str:
     if args.format == "json":
         def value(v):
             return v if several else v[0]
-        return json.dumps({"scheme": tr_name(args), "n": value(args.n),
+        name = args.name if args.scheme == "custom" else args.scheme
+        return json.dumps({"scheme": name, "n": value(args.n),
                            "beta": value(args.beta), "gamma0": value(args.gamma0),
                            "r0": args.r0, "columns": head, "rows": rows}, indent=1)
     return "\n".join([",".join(head)] + [",".join(row) for row in rows])
@@ -265,10 +282,6 @@ def _check_names() -> list[str]:
     return list(proofs_check.CHECKS)
 
 
-def tr_name(args) -> str:
-    return args.name if args.scheme == "custom" else args.scheme
-
-
 def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
                          seeds=8, t_max=1e3, points=81, **sweep_options):
     """Sweep (:func:`~symdyn.studies.phase_diagram.phase_diagram`), then write
@@ -289,7 +302,6 @@ def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None,
 
 
 def _phase_diagram(args) -> str:
-
     dg, files = write_phase_diagrams(
         args.out, schemes=args.schemes, d=args.d, beta=parse_range(args.beta), n=args.n,
         seeds=args.seeds, t_max=args.t_max, points=args.points, scheduler=args.scheduler,

@@ -371,3 +371,24 @@ def test_unrecognized_long_arguments_are_cut_in_one_short_line(capsys):
     assert err.count("\n") == 1 and len(err) < 200 and "unrecognized arguments" in err
     assert err.startswith("symdyn: error: ") and "error: symdyn:" not in err
     assert "1" * 60 + "..." in err                 # the culprit still named
+
+
+def test_every_entry_parameter_is_an_option(capsys):
+    import symdyn as sd
+    from symdyn.model.registry import entry
+
+    with pytest.raises(SystemExit):
+        main(["derive", "--help"])
+    text = capsys.readouterr().out
+    for name in sd.schemes():                   # whatever the registry holds, new ones too
+        for q in entry(name).parameters:
+            if q.kind != "free":
+                assert f"--{q.name.replace('_', '-')}" in text and q.text[:20] in text
+    # DeepNorm's N reaches the scheme: the speed of sd.scheme("deepnorm", layers=24)
+    assert main(["derive", "deepnorm", "--layers", "24", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["speed"]["text"] == str(sd.scheme("deepnorm", layers=24).speed)
+    assert got["speed"]["text"] != str(sd.scheme("deepnorm").speed)
+    # control: a parameter the scheme does not declare is refused, naming it
+    assert main(["derive", "post-ln", "--layers", "24"]) == 2
+    assert "layers" in capsys.readouterr().err
