@@ -9,7 +9,7 @@ from scipy.special import exp1, expi
 
 import symdyn as sd
 import symdyn.reduced.solver as solve_module
-from symdyn.ode import dop853
+from symdyn.ode import dop853, methods
 from symdyn.ode import integrate as integ
 
 # --------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def test_one_member_follows_scipy_step_for_step():
 
 
 def test_step_for_step_test_sees_a_different_controller(monkeypatch):
-    monkeypatch.setattr(integ, "SAFETY", 0.91)
+    monkeypatch.setattr(methods, "SAFETY", 0.91)
     theirs, ours, _, _ = _evaluation_logs()
     assert theirs.shape != ours.shape or not np.allclose(ours[:, 0], theirs[:, 0],
                                                            rtol=1e-7, atol=0)
@@ -303,7 +303,7 @@ def test_issue_16_member_and_a_random_grid_within_1e_9():
 
 
 def test_without_the_floor_members_slip(monkeypatch):
-    monkeypatch.setattr(integ, "ESTIMATE_FLOOR", 0.0)
+    monkeypatch.setattr(methods, "ESTIMATE_FLOOR", 0.0)
     assert _post_ln_error(SLIPPING["n"], SLIPPING["beta"]).min() > 1e-9
 
 

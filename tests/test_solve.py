@@ -3,6 +3,7 @@
 import mpmath
 import numpy as np
 import pytest
+import sympy as sp
 from direct import laws
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -63,10 +64,11 @@ def oracle(name, n, beta, gamma0, r0, times):
     if s.starts_on_sphere:
         r0 = 1.0
     speed, radial = laws(s)
+    tau = sp.lambdify(sd.symbols.t, s.temperature, "numpy")   # beta tau(t): the attention's
 
     def rhs(t, y):
         eps = np.exp(y[0])
-        pair, a, A = _attention(eps, n, beta)
+        pair, a, A = _attention(eps, n, beta * float(tau(t)))
         return [-2 * pair / speed(t, y[1], a, A, n, beta), radial(t, y[1], a, A, n, beta)]
 
     # Near the regular simplex (delta = 1 + (n-1) gamma small) the problem is

@@ -7,6 +7,11 @@ array operation per stage. Unlike handing the stacked system to
 averaging of errors across members), so a member's result is what a scalar
 solve with the same tolerances would give, whatever else is in the batch.
 
+This module is the driver: it owns the loop, the step-size controller
+(:func:`symdyn.ode.methods.step_factor`), output times, breakpoints, events
+(:mod:`symdyn.ode.events`) and the generic hooks (``project``, ``record``,
+``refresh``); the methods are objects of :mod:`symdyn.ode.methods`.
+
 Procedure per sweep over the unfinished members:
 
 1. clip each step so it ends exactly on the member's next stop (a
@@ -26,14 +31,7 @@ faster than the motion being resolved) continues with the Rosenbrock-W
 method of :mod:`symdyn.ode.rosenbrock`, and returns when explicit steps are
 cheaper again (:mod:`symdyn.ode.stiffness`).
 
-This is the control of ``scipy.integrate.DOP853`` (no growth right after a
-rejection included) with one deliberate addition, :data:`ESTIMATE_FLOOR`:
-the error estimate of a one-dimensional problem (or of a system with one
-dominant component) passes through zero now and then; without the floor the
-next step grows 3-4x on that accident and the estimator, outside its
-asymptotic range, then accepts a step whose true error is 10^4-10^6 times
-the tolerance (scipy's DOP853 does so for about 1 in 10^4 members of the
-Post-LN grid of ``benchmarks/solve.py``).
+The controller and its floor on the error estimate: :mod:`symdyn.ode.methods`.
 
 Layer 1, ode.
 """
@@ -47,18 +45,30 @@ import numpy as np
 from ..base.arithmetic import power
 from ..base.checks import finite_array, shown
 from . import dop853
+from .events import check as check_events
+from .events import crossed
+from .events import locate as locate_root
+from .events import values as event_values
+from .methods import (  # noqa: F401  (the driver's methods, importable here as before)
+    E3_WEIGHT,
+    ERROR_EXPONENT,
+    ESTIMATE_FLOOR,
+    FALLBACK_STEP,
+    MAX_FACTOR,
+    MIN_FACTOR,
+    MIN_RELATIVE_STEP,
+    SAFETY,
+    _combine,
+    dense_coefficients,
+    dop853_step,
+    error_norm,
+    initial_step,
+    interpolate,
+    step_factor,
+)
+from .outputs import _Output, _serve, _serve_ends, _Stops
 from .stiffness import Methods
 
-SAFETY = 0.9          # aim at err = 0.9**8 ~ 0.43, not at the edge err = 1
-MIN_FACTOR = 0.2      # a step shrinks at most 5x per attempt ...
-MAX_FACTOR = 10.0     # ... and grows at most 10x
-ERROR_EXPONENT = -1.0 / (dop853.ERROR_ORDER + 1)   # err ~ h**8
-E3_WEIGHT = 0.01      # weight of the 3rd-order estimate in the error norm
-# An accepted step's err counts as at least this fraction of the err that the
-# previous accepted step predicts for it, err_prev * (h / h_prev)**8.
-ESTIMATE_FLOOR = 0.1
-MIN_RELATIVE_STEP = 1e-14    # below 1e-14 * max(1, |t|) a member fails
-FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
 
 _S = dop853.N_STAGES
@@ -74,178 +84,8 @@ class BatchSolution:
     success: bool
     message: str
     stiff_steps: np.ndarray | None = None     # Rosenbrock-W steps per member
-
-
-def _combine(weights, K, out=None, tmp=None):
-    """sum_j weights[j] * K[j], in a fixed order: a member's result does not
-    depend on the batch it is computed in (unlike a BLAS reduction).
-
-    Each term is rounded, then added, left to right (zero weights skipped),
-    in place in ``out`` with ``tmp`` as scratch (both shaped like ``K[0]``;
-    allocated when not given): the same roundings as ``w0*K0 + w1*K1 + ...``
-    without a temporary array per term.
-    """
-    weights = weights.tolist() if hasattr(weights, "tolist") else weights
-    out = np.empty_like(K[0]) if out is None else out
-    np.multiply(K[0], weights[0], out=out)   # Python floats: float32 stays float32
-    for j in range(1, len(weights)):
-        if weights[j] != 0:
-            tmp = np.empty_like(out) if tmp is None else tmp
-            np.multiply(K[j], weights[j], out=tmp)
-            np.add(out, tmp, out=out)
-    return out
-
-
-def _rms(x):
-    return np.sqrt(np.mean(x * x, axis=-1))
-
-
-def initial_step(f, y, fy, args, rtol, atol, t_end):
-    """First step of every member from ``t = 0`` (Hairer et al. II.4).
-
-    With :math:`d_0 = \\|y\\|`, :math:`d_1 = \\|f\\|` in the weighted RMS norm,
-    :math:`h_0 = 0.01\\,d_0/d_1`, :math:`d_2 = \\|f(h_0, y + h_0 f) - f\\|/h_0`:
-    :math:`h = \\min(100 h_0, (0.01/\\max(d_1, d_2))^{1/8}, t_{end})`, as
-    scipy's ``select_initial_step``. Returns ``h``, shape ``(M,)``; costs one
-    evaluation of ``f``.
-    """
-    with np.errstate(all="ignore"):
-        scale = atol + rtol * np.abs(y)
-        d0, d1 = _rms(y / scale), _rms(fy / scale)
-        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), FALLBACK_STEP,
-                      0.01 * d0 / np.maximum(d1, 1e-300))
-        h0 = np.minimum(h0, t_end)
-        f1 = f(np.zeros(len(y)) + h0, y + (h0[:, None] * fy).astype(y.dtype, copy=False),
-               *args)
-        d2 = _rms((f1 - fy) / scale) / h0
-        big = np.maximum(d1, d2)
-        h1 = np.where(big <= 1e-15, np.maximum(FALLBACK_STEP, h0 * 1e-3),
-                      (0.01 / np.maximum(big, 1e-300)) ** -ERROR_EXPONENT)
-        h = np.minimum(np.minimum(100 * h0, h1), t_end)
-    return np.where(np.isfinite(h) & (h > 0), h, FALLBACK_STEP)
-
-
-def dop853_step(f, t, y, fy, h, t_new, args, K):
-    """One DOP853 step of size ``h`` (shape ``(m,)``) for every row of ``y``.
-
-    Fills ``K[0..12]`` with the stages (``K[0] = fy``, ``K[12] = f(t_new,
-    y_new)``) and returns :math:`y_{new} = y + h \\sum_j b_j k_j`. ``t_new``
-    is ``t + h`` or, for a step clipped onto a stop, the stop itself.
-    """
-    K[0] = fy
-    hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
-    tmp = np.empty_like(y)
-    for s in range(1, _S):
-        stage = _combine(dop853.A[s, :s], K, tmp=tmp)
-        np.multiply(hs, stage, out=stage)           # y + h * sum_j a_sj k_j
-        K[s] = f(t + dop853.C[s] * h, np.add(y, stage, out=stage), *args)
-    y_new = _combine(dop853.B, K, tmp=tmp)
-    np.multiply(hs, y_new, out=y_new)
-    np.add(y, y_new, out=y_new)
-    K[_S] = f(t_new, y_new, *args)
-    return y_new
-
-
-def error_norm(K, h, scale, dims=None):
-    """The DOP853 error of a step, 1 at the tolerance (Hairer's ``dop853.f``).
-
-    With :math:`e_5 = \\sum_j e^{(5)}_j k_j / \\mathrm{scale}`, :math:`e_3`
-    alike: :math:`h\\,|e_5|^2 / \\sqrt{\\dim\\,(|e_5|^2 + 0.01\\,|e_3|^2)}`;
-    ``dims`` (per member, default all components) counts the components that
-    move (frozen ones add nothing to the sums and are not averaged over).
-    """
-    tmp = np.empty_like(K[0])
-    e5 = np.divide(_combine(dop853.E5, K, tmp=tmp), scale)
-    e3 = np.divide(_combine(dop853.E3, K, tmp=tmp), scale)
-    n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)
-    denom = np.sqrt((n5 + E3_WEIGHT * n3) * (scale.shape[1] if dims is None else dims))
-    return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
-
-
-def step_factor(err, finite, after_rejection, predicted, exponent=ERROR_EXPONENT):
-    """Next step / this step, per member.
-
-    :math:`0.9\\,\\max(\\mathrm{err}, 0.1\\,\\mathrm{predicted})^{-1/8}`
-    (``exponent``, per member: -1/8 for DOP853, -1/3 for ROS34PW2) in
-    ``[0.2, 10]`` (the floor only for accepted steps); at most 1 for a
-    rejected step or the first acceptance after a rejection; 0.2 after a
-    non-finite step. ``predicted``: the err that the previous accepted step
-    implies for this one (0 if none).
-    """
-    accept = finite & (err < 1)
-    effective = np.where(accept, np.maximum(err, ESTIMATE_FLOOR * predicted), err)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(effective > 0, SAFETY * power(effective, exponent), MAX_FACTOR)
-    factor = np.clip(factor, MIN_FACTOR, MAX_FACTOR)
-    factor = np.where(accept & ~after_rejection, factor, np.minimum(factor, 1.0))
-    return accept, np.where(finite, factor, MIN_FACTOR)
-
-
-@dataclass
-class _Stops:
-    """Where every member must end a step: the breakpoints and the last output
-    time. Output times in between cost no step (dense output)."""
-
-    times: np.ndarray       # sorted stop times > 0
-    is_break: np.ndarray
-    breakpoints: np.ndarray
-
-    @classmethod
-    def build(cls, t_out, breakpoints):
-        bps = np.array(sorted(b for b in breakpoints if 0 < b < t_out[-1]), dtype=float)
-        times = np.union1d(t_out[-1:][t_out[-1:] > 0], bps)
-        return cls(times, np.isin(times, bps), bps)
-
-    def phase(self, t):
-        """Number of breakpoints at or before ``t``."""
-        return np.searchsorted(self.breakpoints, t, side="right")
-
-
-class _Output:
-    """Stores states at output times, or hands them to ``record``."""
-
-    def __init__(self, record, M, K, dim):
-        self.record = record
-        self.y = None if record is not None else np.full((M, K, dim), np.nan)
-
-    def save(self, members, k_out, rows):
-        if self.record is None:
-            self.y[members, k_out] = rows
-            return
-        for k in np.unique(k_out):
-            sel = k_out == k
-            self.record(int(k), members[sel], rows[sel])
-
-
-def dense_coefficients(f, t, y, h, y_new, args, K):
-    """The seven coefficient rows of DOP853's continuous extension on a step.
-
-    ``K`` holds the 13 stages of the step (``K[12] = f(t + h, y_new)``); the
-    three extra stages :math:`k_{13..15}` are evaluated into ``K[13:16]``.
-    With :math:`\\Delta = y_{new} - y`: :math:`F_0 = \\Delta`,
-    :math:`F_1 = h k_0 - \\Delta`, :math:`F_2 = 2\\Delta - h(k_{12} + k_0)`,
-    :math:`F_{3..6} = h \\sum_j D_{ij} k_j` (Hairer, Norsett & Wanner, II.6
-    and ``contd8``). Costs three evaluations of ``f``.
-    """
-    for j, c in enumerate(dop853.C_EXTRA):
-        s = _S + 1 + j
-        K[s] = f(t + c * h, y + (h[:, None] * _combine(dop853.A_EXTRA[j, :s], K)
-                                 ).astype(y.dtype, copy=False), *args)
-    delta = y_new - y
-    F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
-    F += [h[:, None] * _combine(row, K) for row in dop853.D]
-    return F
-
-
-def interpolate(F, y, x):
-    """The dense output at fraction ``x`` (shape ``(m,)``, in [0, 1]) of the step:
-    :math:`y + x(F_0 + (1-x)(F_1 + x(F_2 + (1-x)(F_3 + x(F_4 + (1-x)(F_5 + x F_6))))))`."""
-    x = x[:, None]
-    out = np.zeros_like(y)
-    for i, row in enumerate(reversed(F)):
-        out += row
-        out *= x if i % 2 == 0 else 1 - x
-    return out + y
+    t_events: np.ndarray | None = None        # (M, events): first root, NaN if none
+    y_events: np.ndarray | None = None        # (M, events, dim): the state there
 
 
 def _check(t_out, y0, rtol, atol):
@@ -263,7 +103,7 @@ def _check(t_out, y0, rtol, atol):
 
 def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
               max_steps=200_000, project=None, record=None,
-              refresh=None, stiff=False) -> BatchSolution:
+              refresh=None, stiff=False, events=None) -> BatchSolution:
     """Integrate ``dy/dt = f(t, y, phase, *args)`` from ``t = 0`` for every member.
 
     Parameters
@@ -309,6 +149,13 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         and back: float64 states of at most ``rosenbrock.MAX_DIM`` components,
         whose batch's Jacobians fit in ``stiffness.JAC_FLOATS`` floats.
         Stiff steps end on every output time (no dense output).
+    events : Event or sequence of Event, optional
+        :class:`symdyn.ode.events.Event` objects (or bare callables: terminal,
+        either direction): ``g(t, y, *args)`` per member; the first root of
+        each is located on the continuous extension and returned in
+        ``BatchSolution.t_events`` (NaN where none) and ``y_events``; a
+        terminal event stops its member there (later outputs stay NaN).
+        Not with ``stiff=True``.
 
     Returns
     -------
@@ -319,91 +166,181 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         steps; bad ``t_out``, ``rtol``, ``atol`` raise ``ValueError``.
     """
     t_out, y0, rtol, atol = _check(t_out, y0, rtol, atol)
-    M, dim = y0.shape
-    stops = _Stops.build(t_out, breakpoints)
-    out = _Output(record, M, len(t_out), dim)
-    following = np.zeros(M, dtype=int)      # index of each member's next output
-    if t_out[0] == 0:
-        out.save(np.arange(M), following, y0)
-        following += 1
-    t, y = np.zeros(M), y0.copy()
-    fy = f(t, y, stops.phase(t), *args)
-    h = initial_step(f, y, fy, (stops.phase(t),) + tuple(args), rtol, atol, t_out[-1])
-    nfev = 2
-    stop, nsteps = np.zeros(M, dtype=int), np.zeros(M, dtype=int)
-    failed, rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
-    last_err, last_h = np.zeros(M), np.ones(M)   # of the last full accepted step
-    active = np.arange(M) if len(stops.times) else np.arange(0)
-    K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
-    dims, accepted = np.full(M, dim), np.zeros(M, dtype=int)
-    mode = Methods(M, stiff, dim, y0.dtype)
-    while active.size:
-        every = active.size == M     # all members: plain copies, no gathers
+    max_steps = _count(max_steps)
+    events = check_events(events)
+    if events and stiff:
+        raise ValueError("events: not with stiff=True (Rosenbrock steps have no dense "
+                         "output to locate them on)")
+    return _Driver(f, t_out, y0, args, rtol, atol, breakpoints, project, record, refresh,
+                   stiff, events).run(max_steps)
+
+
+def _count(max_steps):
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) \
+            or max_steps < 1:
+        raise ValueError(f"max_steps must be an integer >= 1, got {shown(max_steps)}")
+    return int(max_steps)
+
+
+class _Driver:
+    """The loop's state: per member its time, state, first stage, step size,
+    next stop and output, the last accepted error (the floor's prediction),
+    and the events' values."""
+
+    def __init__(self, f, t_out, y0, args, rtol, atol, breakpoints, project, record,
+                 refresh, stiff, events):
+        M, dim = y0.shape
+        self.f, self.t_out, self.args, self.rtol, self.atol = f, t_out, tuple(args), rtol, atol
+        self.project, self.refresh, self.events = project, refresh, events
+        self.stops = stops = _Stops.build(t_out, breakpoints)
+        self.out = _Output(record, M, len(t_out), dim)
+        self.following = np.zeros(M, dtype=int)      # index of each member's next output
+        if t_out[0] == 0:
+            self.out.save(np.arange(M), self.following, y0)
+            self.following += 1
+        self.t, self.y = np.zeros(M), y0.copy()
+        self.fy = f(self.t, self.y, stops.phase(self.t), *args)
+        self.h = initial_step(f, self.y, self.fy, (stops.phase(self.t),) + self.args, rtol,
+                              atol, t_out[-1])
+        self.nfev = 2
+        self.stop, self.nsteps = np.zeros(M, dtype=int), np.zeros(M, dtype=int)
+        self.failed, self.rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
+        self.last_err, self.last_h = np.zeros(M), np.ones(M)   # last full accepted step
+        self.active = np.arange(M) if len(stops.times) else np.arange(0)
+        self.K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
+        self.dims, self.accepted = np.full(M, dim), np.zeros(M, dtype=int)
+        self.mode = Methods(M, stiff, dim, y0.dtype)
+        self.g = event_values(events, self.t, self.y, self.args)
+        self.t_events = np.full((M, len(events)), np.nan)
+        self.y_events = np.full((M, len(events), dim), np.nan)
+
+    def run(self, max_steps):
+        while self.active.size:
+            self.sweep(max_steps)
+        t, nsteps, failed, mode = self.t, self.nsteps, self.failed, self.mode
+        ev = (self.t_events, self.y_events) if self.events else (None, None)
+        if failed.any():
+            m = int(np.flatnonzero(failed)[0])
+            why = ("step size fell below 1e-14 t (non-finite or stiff right-hand side)"
+                   if nsteps[m] < max_steps else f"more than {max_steps} steps")
+            return BatchSolution(self.out.y, self.nfev, nsteps, False,
+                                 f"integration failed for {failed.sum()} member(s), "
+                                 f"first #{m} at t = {t[m]:.6g}: {why}", mode.stiff_steps, *ev)
+        return BatchSolution(self.out.y, self.nfev, nsteps, True, "integration successful",
+                             mode.stiff_steps, *ev)
+
+    def sweep(self, max_steps):
+        """One attempted step of every active member."""
+        active, h, mode, last_err = self.active, self.h, self.mode, self.last_err
+        every = active.size == len(self.t)     # all members: plain copies, no gathers
+        t, y, fy, args = self.t, self.y, self.fy, self.args
         ta, ya = (t.copy(), y.copy()) if every else (t[active], y[active])
         fa = fy.copy() if every else fy[active]
-        arga = (stops.phase(ta),) + (tuple(args) if every else tuple(a[active] for a in args))
-        stop_time = stops.times[stop[active]]
-        target = mode.target(active, ta, stop_time, t_out, following)
+        arga = (self.stops.phase(ta),) + (args if every else tuple(a[active] for a in args))
+        stop_time = self.stops.times[self.stop[active]]
+        target = mode.target(active, ta, stop_time, self.t_out, self.following)
         step = np.minimum(h[active], target - ta)
         clipped = step >= target - ta
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
-            y_new, f_new, err, Ka, lam, cost = _step(f, mode, active, ta, ya, fa,
-                                                     step, t_new, arga, K, atol, rtol,
-                                                     dims, rejected[active])
-            ratio = step / last_h[active]
+            y_new, f_new, err, Ka, lam, cost = _step(
+                self.f, mode, active, ta, ya, fa, step, t_new, arga, self.K, self.atol,
+                self.rtol, self.dims, self.rejected[active])
+            ratio = step / self.last_h[active]
             predicted = np.where(last_err[active] > 0,
                                  last_err[active] * power(ratio, -1 / ERROR_EXPONENT), 0.0)
-        nfev += cost
+        self.nfev += cost
         finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(f_new), axis=1)
                   & np.isfinite(err))
-        accept, factor = step_factor(err, finite, rejected[active], predicted,
+        accept, factor = step_factor(err, finite, self.rejected[active], predicted,
                                      mode.exponent(active))
         new_h = step * factor
         # A step shortened to land on a stop does not shrink the next proposal.
         new_h = np.where(accept & clipped, np.maximum(new_h, h[active]), new_h)
-        rejected[active] = ~accept
+        self.rejected[active] = ~accept
         ex = mode.explicit
         keep = accept & ~clipped & (ex if isinstance(ex, np.ndarray) else True)
-        last_err[active[keep]], last_h[active[keep]] = err[keep], step[keep]
-
-        idx = active[accept]
-        nfev += _serve(f, t_out, out, following, project, accept[ex], active[ex][accept[ex]],
-                       ta[ex], ya[ex], step[ex], t_new[ex], y_new[ex],
-                       tuple(a[ex] for a in arga), Ka)
-        _serve_ends(t_out, out, following, project, idx, t_new[accept], y_new[accept])
-        if project is not None and idx.size:
-            y_new[accept] = project(y_new[accept])
-        t[idx] = t_new[accept]
-        y[idx], fy[idx] = y_new[accept], f_new[accept]
-        on_stop = accept & clipped & (t_new == stop_time)
-        nfev += _land(f, args, stops, active[on_stop], stop, t, y, fy, last_err)
-        mode.renew(active[on_stop])
+        last_err[active[keep]], self.last_h[active[keep]] = err[keep], step[keep]
+        self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time)
         mode.switch(active, accept & ~clipped, step, new_h, last_err, lam)
-        if refresh is not None:
-            accepted[idx] += 1
-            due = idx[accepted[idx] % REFRESH_STEPS == 0]
-            if due.size:
-                rows = y[due]
-                changed, dims[due] = refresh(due, rows)
-                y[due[changed]] = rows[changed]
-                mode.renew(due[changed])
-                nfev += _restart(f, args, stops, due[changed], t, y, fy, last_err)
+        self.renew(active[accept])
         h[active] = new_h
-        nsteps[active] += 1
+        self.nsteps[active] += 1
         too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
-        failed[active[too_small & ~accept]] = True
-        failed[active[nsteps[active] >= max_steps]] = True
-        active = active[(stop[active] < len(stops.times)) & ~failed[active]]
-    if failed.any():
-        m = int(np.flatnonzero(failed)[0])
-        why = ("step size fell below 1e-14 t (non-finite or stiff right-hand side)"
-               if nsteps[m] < max_steps else f"more than {max_steps} steps")
-        return BatchSolution(out.y, nfev, nsteps, False,
-                             f"integration failed for {failed.sum()} member(s), "
-                             f"first #{m} at t = {t[m]:.6g}: {why}", mode.stiff_steps)
-    return BatchSolution(out.y, nfev, nsteps, True, "integration successful",
-                         mode.stiff_steps)
+        self.failed[active[too_small & ~accept]] = True
+        self.failed[active[self.nsteps[active] >= max_steps]] = True
+        self.active = active[(self.stop[active] < len(self.stops.times))
+                             & ~self.failed[active]]
+
+    def advance(self, accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka,
+                stop_time):
+        """The accepted steps: events, outputs, the new states, the stops."""
+        f, active, t, y, fy, ex = self.f, self.active, self.t, self.y, self.fy, self.mode.explicit
+        idx = active[accept]
+        t_end, y_end = t_new, y_new
+        if self.events:
+            t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka)
+        self.nfev += _serve(f, self.t_out, self.out, self.following, self.project, accept[ex],
+                            active[ex][accept[ex]], ta[ex], ya[ex], step[ex], t_end[ex],
+                            y_new[ex], tuple(a[ex] for a in arga), Ka)
+        _serve_ends(self.t_out, self.out, self.following, self.project, idx, t_end[accept],
+                    y_end[accept])
+        if self.project is not None and idx.size:
+            y_end[accept] = self.project(y_end[accept])
+        t[idx] = t_end[accept]
+        y[idx], fy[idx] = y_end[accept], f_new[accept]
+        on_stop = accept & clipped & (t_end == stop_time)
+        self.nfev += _land(f, self.args, self.stops, active[on_stop], self.stop, t, y, fy,
+                           self.last_err)
+        self.mode.renew(active[on_stop])
+
+    def locate(self, accept, ta, ya, step, t_new, y_new, arga, Ka):
+        """Evaluate the events after the accepted steps; locate the first root
+        of each on the continuous extension, and stop the members whose
+        terminal event fired. Returns the steps' ends (the root for those)."""
+        active, events = self.active, self.events
+        p = np.flatnonzero(accept)
+        m, sub = active[p], tuple(a[p] for a in arga[1:])
+        g_new, g_old = event_values(events, t_new[p], y_new[p], sub), self.g[m]
+        hit = crossed(events, g_old, g_new) & np.isnan(self.t_events[m])
+        self.g[m] = g_new
+        rows = np.flatnonzero(hit.any(axis=1))
+        if not rows.size:
+            return t_new, y_new
+        q, mq = p[rows], m[rows]
+        with np.errstate(all="ignore"):
+            F = dense_coefficients(self.f, ta[q], ya[q], step[q], y_new[q],
+                                   tuple(a[q] for a in arga), Ka[:, q])
+        self.nfev += 3
+        t_end, y_end = t_new.copy(), y_new.copy()
+        first = np.full(len(q), np.inf)
+        for j, e in enumerate(events):
+            r = np.flatnonzero(hit[rows, j])
+            tr, yr = locate_root(e.g, ta[q[r]], ya[q[r]], step[q[r]], [c[r] for c in F],
+                                 interpolate, tuple(a[q[r]] for a in arga[1:]),
+                                 g_old[rows[r], j])
+            self.t_events[mq[r], j], self.y_events[mq[r], j] = tr, yr
+            if e.terminal:
+                sooner = tr < first[r]
+                first[r[sooner]] = tr[sooner]
+                t_end[q[r[sooner]]], y_end[q[r[sooner]]] = tr[sooner], yr[sooner]
+        done = np.isfinite(first)
+        self.stop[mq[done]] = len(self.stops.times)       # terminal: the member stops
+        return t_end, y_end
+
+    def renew(self, idx):
+        """``refresh`` of the particles: every :data:`REFRESH_STEPS` accepted steps."""
+        if self.refresh is None:
+            return
+        self.accepted[idx] += 1
+        due = idx[self.accepted[idx] % REFRESH_STEPS == 0]
+        if due.size:
+            rows = self.y[due]
+            changed, self.dims[due] = self.refresh(due, rows)
+            self.y[due[changed]] = rows[changed]
+            self.mode.renew(due[changed])
+            self.nfev += _restart(self.f, self.args, self.stops, due[changed], self.t,
+                                  self.y, self.fy, self.last_err)
 
 
 def _step(f, mode, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
@@ -438,43 +375,6 @@ def _step(f, mode, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
 
 def _sq(x):
     return np.einsum("mi,mi->m", x, x)
-
-
-def _serve(f, t_out, out, following, project, accept, idx, ta, ya, step, t_new, y_new,
-           arga, Ka):
-    """Save the outputs strictly inside the accepted DOP853 steps, from the
-    continuous extension. Returns the evaluations spent (3 when some step has
-    an output inside)."""
-    pos = np.flatnonzero(accept)
-    nxt = following[idx]
-    pending = nxt < len(t_out)
-    inside = pending & (t_out[np.minimum(nxt, len(t_out) - 1)] < t_new[pos])
-    if not inside.any():
-        return 0
-    p, m = pos[inside], idx[inside]
-    Kp = Ka[:, p]
-    with np.errstate(all="ignore"):
-        F = dense_coefficients(f, ta[p], ya[p], step[p], y_new[p],
-                               tuple(a[p] for a in arga), Kp)
-    first = following[m]
-    count = np.searchsorted(t_out, t_new[p], side="left") - first
-    row = np.repeat(np.arange(len(p)), count)           # one row per output
-    k = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
-    x = (t_out[k] - ta[p][row]) / step[p][row]
-    rows = interpolate([c[row] for c in F], ya[p][row], x)
-    out.save(m[row], k, rows if project is None else project(rows))
-    following[m] += count
-    return 3
-
-
-def _serve_ends(t_out, out, following, project, idx, t_new, y_new):
-    """Save ``y_new`` of the accepted steps that end on an output time."""
-    nxt = following[idx]
-    ends = (nxt < len(t_out)) & (t_out[np.minimum(nxt, len(t_out) - 1)] == t_new)
-    if ends.any():
-        rows = y_new[ends]
-        out.save(idx[ends], nxt[ends], rows if project is None else project(rows))
-        following[idx[ends]] += 1
 
 
 def _land(f, args, stops, landed, stop, t, y, fy, last_err):

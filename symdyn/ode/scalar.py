@@ -3,7 +3,7 @@
 A batch of one spends most of its time on fixed costs: every numpy call on a
 1-element array costs about a microsecond, and a DOP853 step makes a few
 hundred of them. This module runs *the same method* (the table of
-:mod:`symdyn.ode.dop853`, the control of :mod:`symdyn.ode.integrate`: its
+:mod:`symdyn.ode.dop853`, the control of :mod:`symdyn.ode.methods`: its
 constants, its error norm, the floor on the error estimate, no growth after a
 rejection, steps clipped onto breakpoints, the continuous extension for
 output times) on lists of Python floats, with right-hand sides compiled for
@@ -27,7 +27,7 @@ import math
 
 from ..base.arithmetic import power
 from . import dop853
-from .integrate import (
+from .methods import (
     E3_WEIGHT,
     ERROR_EXPONENT,
     ESTIMATE_FLOOR,
@@ -42,7 +42,7 @@ _S = dop853.N_STAGES
 
 def _row(weights):
     """``K -> sum_j weights[j] K[j]`` per component, summed left to right in the
-    order of :func:`symdyn.ode.integrate._combine` (zero weights skipped), as one
+    order of :func:`symdyn.ode.methods._combine` (zero weights skipped), as one
     comprehension over the components. The source is generated from the
     table's own floats (``repr`` round-trips them exactly), never from input."""
     terms = [(j, float(w)) for j, w in enumerate(weights) if w != 0 or j == 0]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.checks import finite_array, is_real, number, shown
-from ..reduced.solver import solve
+from ..reduced.solve_crossing import crossing_time
 from .curves import first_reach
 from .grid import listed
 from .sweeps import sweep
@@ -35,16 +35,12 @@ LEVEL = 0.999
 
 
 def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
-    """:math:`T_*`: first time :math:`\\gamma(t) = ` ``level`` from ``gamma0``.
+    r""":math:`T_*`: first time :math:`\gamma(t) = ` ``level`` from ``gamma0``.
 
-    All ``beta`` at once, in batched ``sd.solve`` calls (output times cost no
-    steps): a logarithmic grid brackets the crossing of
-    :math:`u = \\log(1-\\gamma) = \\log(1-\\text{level})` per member, 32
-    points inside each bracket narrow it, and Newton steps
-    :math:`t \\leftarrow t - (u(t) - u_*)/\\dot u(t)`, :math:`\\dot u =
-    -\\dot\\gamma/(1-\\gamma)`, from the linear interpolation in
-    :math:`\\log t` converge to relative ``1e-10``. ``inf`` when the level
-    is not reached by ``t_max``.
+    All ``beta`` at once, in one batched solve from ``t = 0`` in which every
+    member stops at its crossing (:func:`symdyn.reduced.solve_crossing.crossing_time`:
+    a terminal event on :math:`u = \log(1-\gamma)`, located on the solver's
+    continuous extension). ``inf`` when the level is not reached by ``t_max``.
 
     Examples
     --------
@@ -59,47 +55,7 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
     if not (is_real(gamma0) and gamma0 < level):
         raise ValueError(f"gamma0 must be a number below level = {level}, got {shown(gamma0)}")
     number(t_max, "t_max", 1e-3, low_open=True)
-    target = np.log1p(-level)
-
-    def at(times):
-        """u and du/dt of every beta at the given times (shared, any order)."""
-        grid, where = np.unique(times, return_inverse=True)
-        tr = solve(scheme, n=n, beta=beta, gamma0=gamma0, t=grid)
-        where = where.reshape(np.shape(times))
-        with np.errstate(all="ignore"):     # rows of members that do not use these
-            return tr.log_epsilon[:, where], -tr.gamma_dot[:, where] / tr.epsilon[:, where]
-
-    grid = np.concatenate([[0.0], np.geomspace(1e-3, t_max, 200)])
-    u, _ = at(grid)
-    out = np.full(beta.shape, np.inf)
-    crossed = np.flatnonzero((u <= target).any(axis=1))
-    if crossed.size == 0:
-        return out
-    k = np.argmax(u[crossed] <= target, axis=1)
-    lo = np.where(k > 1, grid[k - 1], 1e-12)           # k >= 1: gamma0 < level
-    inner = np.geomspace(lo, grid[k], 33, axis=1)            # (members, 33)
-    rows = np.arange(len(crossed))
-    u_in = at(inner)[0][crossed, rows]                        # each member its own row
-    j = np.maximum(np.argmax(u_in <= target, axis=1), 1)
-    a_, b_ = np.log(inner[rows, j - 1]), np.log(inner[rows, j])
-    ua, ub = u_in[rows, j - 1], u_in[rows, j]
-    est = np.exp(a_ + (target - ua) / (ub - ua) * (b_ - a_))
-    for _ in range(MAX_NEWTON):
-        u_k, du = at(est)
-        u_k, du = u_k[crossed, rows], du[crossed, rows]
-        new = est - (u_k - target) / du
-        done = np.abs(new - est) <= NEWTON_RTOL * est
-        est = new
-        if done.all():
-            break
-    out[crossed] = est
-    return out
-
-
-MAX_NEWTON = 6
-# Newton stops when a step moves T_* by less than this (relative); u itself is
-# known to ~rtol = 1e-11, so T_* to about 1e-11 / |log-derivative|.
-NEWTON_RTOL = 1e-11
+    return crossing_time(scheme, n, beta, level, gamma0, t_max=t_max)
 
 
 @dataclass(frozen=True)

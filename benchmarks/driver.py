@@ -1,0 +1,124 @@
+"""The driver's events: equiangular_time against an event-based solve_ivp loop.
+
+Run: ``python benchmarks/driver.py``.
+
+:math:`T_*(\\beta)`, the first time :math:`\\gamma(t) = 0.999` from
+:math:`\\gamma_0 = 0` (``symdyn.studies.phase_diagram.equiangular_time``), for
+10 values of beta (0 .. 9), n = 32, t_max = 1e6, best of 3, for Post-LN and
+Pre-LN. Side by side:
+
+* ``equiangular_time``: one batched solve in which every member stops at its
+  crossing (a terminal event of the driver, issue 25 item 9; target: no
+  slower than the loop below);
+* the same answer as it was computed before (four batched ``sd.solve``
+  passes from ``t = 0``: a logarithmic grid to ``t_max``, 33 points in the
+  bracket, Newton steps), kept here as :func:`four_passes`;
+* the usual script: one ``scipy.integrate.solve_ivp`` (DOP853, the same
+  tolerances) per beta with a terminal event on ``u = log(1 - gamma)``.
+
+The largest relative difference of the three answers is printed too.
+"""
+
+import time
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+import symdyn as sd
+from symdyn.reduced.solver import _U_RTOL, _u_atol
+from symdyn.studies.phase_diagram import equiangular_time
+
+LEVEL, N, T_MAX, RTOL, ATOL = 0.999, 32, 1e6, 1e-11, 1e-12
+BETAS = np.arange(10.0)
+
+
+def four_passes(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=T_MAX):
+    """equiangular_time as it was before the driver located events."""
+    target = np.log1p(-level)
+
+    def at(times):
+        grid, where = np.unique(times, return_inverse=True)
+        tr = sd.solve(scheme, n=n, beta=beta, gamma0=gamma0, t=grid)
+        where = where.reshape(np.shape(times))
+        with np.errstate(all="ignore"):
+            return tr.log_epsilon[:, where], -tr.gamma_dot[:, where] / tr.epsilon[:, where]
+
+    grid = np.concatenate([[0.0], np.geomspace(1e-3, t_max, 200)])
+    u, _ = at(grid)
+    out = np.full(beta.shape, np.inf)
+    crossed = np.flatnonzero((u <= target).any(axis=1))
+    if crossed.size == 0:
+        return out
+    k = np.argmax(u[crossed] <= target, axis=1)
+    lo = np.where(k > 1, grid[k - 1], 1e-12)
+    inner = np.geomspace(lo, grid[k], 33, axis=1)
+    rows = np.arange(len(crossed))
+    u_in = at(inner)[0][crossed, rows]
+    j = np.maximum(np.argmax(u_in <= target, axis=1), 1)
+    a_, b_ = np.log(inner[rows, j - 1]), np.log(inner[rows, j])
+    ua, ub = u_in[rows, j - 1], u_in[rows, j]
+    est = np.exp(a_ + (target - ua) / (ub - ua) * (b_ - a_))
+    for _ in range(6):
+        u_k, du = at(est)
+        new = est - (u_k[crossed, rows] - target) / du[crossed, rows]
+        done = np.abs(new - est) <= 1e-11 * est
+        est = new
+        if done.all():
+            break
+    out[crossed] = est
+    return out
+
+
+def solve_ivp_loop(scheme, betas):
+    """One solve_ivp per beta, stopped by a terminal event."""
+    system = sd.stable_system(scheme)
+    phases, bps = system.phases("numpy"), system.breakpoints
+    target = np.log1p(-LEVEL)
+    out = []
+    for beta in betas:
+        def rhs(t, y, beta=beta):
+            f_u, f_r = phases[int(np.searchsorted(bps, t, side="right"))]
+            eps = np.exp(y[0])
+            return [f_u(t, eps, y[1], N, beta), f_r(t, eps, y[1], N, beta)]
+
+        def event(t, y):
+            return y[0] - target
+        event.terminal, event.direction = True, -1
+        u_atol = float(_u_atol(np.array(1.0), np.array(float(N)), RTOL))
+        sol = solve_ivp(rhs, (0, T_MAX), [0.0, 1.0], method="DOP853", events=event,
+                        rtol=[_U_RTOL, RTOL], atol=[u_atol, ATOL])
+        out.append(sol.t_events[0][0] if sol.t_events[0].size else np.inf)
+    return np.array(out)
+
+
+def best(call, repeat=3):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = call()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def main():
+    print(f"T_*(beta) for {len(BETAS)} betas (0 .. 9), n = {N}, level {LEVEL}, "
+          f"t_max = {T_MAX:g}; best of 3")
+    print(f"{'scheme':<9}{'events':>9}{'4 passes':>10}{'x':>6}{'solve_ivp loop':>16}{'x':>6}"
+          f"{'max rel diff':>14}")
+    for scheme in ("post-ln", "pre-ln"):
+        equiangular_time(scheme, N, BETAS[:1])          # compile outside the timings
+        t_new, new = best(lambda scheme=scheme: equiangular_time(scheme, N, BETAS))
+        t_old, old = best(lambda scheme=scheme: four_passes(scheme, N, BETAS))
+        t_ivp, ivp = best(lambda scheme=scheme: solve_ivp_loop(scheme, BETAS))
+        finite = np.isfinite(new)
+        assert np.array_equal(finite, np.isfinite(old)) and np.array_equal(finite,
+                                                                           np.isfinite(ivp))
+        diff = max(np.max(np.abs(new[finite] / old[finite] - 1), initial=0),
+                   np.max(np.abs(new[finite] / ivp[finite] - 1), initial=0))
+        print(f"{scheme:<9}{t_new:>8.3f}s{t_old:>9.3f}s{t_old / t_new:>5.1f}x"
+              f"{t_ivp:>15.3f}s{t_ivp / t_new:>5.1f}x{diff:>14.1e}")
+    print("x: that time / equiangular_time's (target: solve_ivp loop x >= 1)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+r"""Integration methods as objects: a tableau (or rule), an order, an error
+estimate and a step, and the step-size controller they share.
+
+* :data:`DOP853`: the Dormand-Prince 8(5,3) pair of :mod:`symdyn.ode.dop853`
+  (Hairer, Norsett & Wanner, *Solving ODEs I*, II.10), with its continuous
+  extension (dense output, :func:`dense_coefficients`, :func:`interpolate`);
+  a batch of members steps by one array operation per stage, every linear
+  combination summed left to right in a fixed order (:func:`_combine`), so a
+  member's result does not depend on its batch;
+* :data:`ROS34PW2`: the Rosenbrock-W method of :mod:`symdyn.ode.rosenbrock`
+  for stiff members;
+* :data:`EXTRAPOLATION`: Gragg-Bulirsch-Stoer extrapolation in mpmath
+  (:mod:`symdyn.ode.extrapolation`), one member at a time.
+
+The controller (:func:`step_factor`) rescales a step by
+:math:`0.9\,\mathrm{err}^{-1/(q+1)}` (``q`` the order of the error
+estimate), clipped to ``[0.2, 10]``, as ``scipy.integrate.DOP853`` (no growth
+right after a rejection included) with one deliberate addition,
+:data:`ESTIMATE_FLOOR`: the error estimate of a one-dimensional problem (or
+of a system with one dominant component) passes through zero now and then;
+without the floor the next step grows 3-4x on that accident and the
+estimator, outside its asymptotic range, then accepts a step whose true
+error is 10^4-10^6 times the tolerance (scipy's DOP853 does so for about 1 in
+10^4 members of the Post-LN grid of ``benchmarks/solve.py``).
+
+The driver that owns the loop is :func:`symdyn.ode.integrate.integrate`.
+
+Layer 1, ode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.arithmetic import power
+from . import dop853, extrapolation, rosenbrock
+
+SAFETY = 0.9          # aim at err = 0.9**8 ~ 0.43, not at the edge err = 1
+MIN_FACTOR = 0.2      # a step shrinks at most 5x per attempt ...
+MAX_FACTOR = 10.0     # ... and grows at most 10x
+ERROR_EXPONENT = -1.0 / (dop853.ERROR_ORDER + 1)   # err ~ h**8
+E3_WEIGHT = 0.01      # weight of the 3rd-order estimate in the error norm
+# An accepted step's err counts as at least this fraction of the err that the
+# previous accepted step predicts for it, err_prev * (h / h_prev)**8.
+ESTIMATE_FLOOR = 0.1
+MIN_RELATIVE_STEP = 1e-14    # below 1e-14 * max(1, |t|) a member fails
+FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
+
+_S = dop853.N_STAGES
+
+
+def _combine(weights, K, out=None, tmp=None):
+    """sum_j weights[j] * K[j], in a fixed order: a member's result does not
+    depend on the batch it is computed in (unlike a BLAS reduction).
+
+    Each term is rounded, then added, left to right (zero weights skipped),
+    in place in ``out`` with ``tmp`` as scratch (both shaped like ``K[0]``;
+    allocated when not given): the same roundings as ``w0*K0 + w1*K1 + ...``
+    without a temporary array per term.
+    """
+    weights = weights.tolist() if hasattr(weights, "tolist") else weights
+    out = np.empty_like(K[0]) if out is None else out
+    np.multiply(K[0], weights[0], out=out)   # Python floats: float32 stays float32
+    for j in range(1, len(weights)):
+        if weights[j] != 0:
+            tmp = np.empty_like(out) if tmp is None else tmp
+            np.multiply(K[j], weights[j], out=tmp)
+            np.add(out, tmp, out=out)
+    return out
+
+
+def _rms(x):
+    return np.sqrt(np.mean(x * x, axis=-1))
+
+
+def initial_step(f, y, fy, args, rtol, atol, t_end):
+    """First step of every member from ``t = 0`` (Hairer et al. II.4).
+
+    With :math:`d_0 = \\|y\\|`, :math:`d_1 = \\|f\\|` in the weighted RMS norm,
+    :math:`h_0 = 0.01\\,d_0/d_1`, :math:`d_2 = \\|f(h_0, y + h_0 f) - f\\|/h_0`:
+    :math:`h = \\min(100 h_0, (0.01/\\max(d_1, d_2))^{1/8}, t_{end})`, as
+    scipy's ``select_initial_step``. Returns ``h``, shape ``(M,)``; costs one
+    evaluation of ``f``.
+    """
+    with np.errstate(all="ignore"):
+        scale = atol + rtol * np.abs(y)
+        d0, d1 = _rms(y / scale), _rms(fy / scale)
+        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), FALLBACK_STEP,
+                      0.01 * d0 / np.maximum(d1, 1e-300))
+        h0 = np.minimum(h0, t_end)
+        f1 = f(np.zeros(len(y)) + h0, y + (h0[:, None] * fy).astype(y.dtype, copy=False),
+               *args)
+        d2 = _rms((f1 - fy) / scale) / h0
+        big = np.maximum(d1, d2)
+        h1 = np.where(big <= 1e-15, np.maximum(FALLBACK_STEP, h0 * 1e-3),
+                      (0.01 / np.maximum(big, 1e-300)) ** -ERROR_EXPONENT)
+        h = np.minimum(np.minimum(100 * h0, h1), t_end)
+    return np.where(np.isfinite(h) & (h > 0), h, FALLBACK_STEP)
+
+
+def dop853_step(f, t, y, fy, h, t_new, args, K):
+    """One DOP853 step of size ``h`` (shape ``(m,)``) for every row of ``y``.
+
+    Fills ``K[0..12]`` with the stages (``K[0] = fy``, ``K[12] = f(t_new,
+    y_new)``) and returns :math:`y_{new} = y + h \\sum_j b_j k_j`. ``t_new``
+    is ``t + h`` or, for a step clipped onto a stop, the stop itself.
+    """
+    K[0] = fy
+    hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
+    tmp = np.empty_like(y)
+    for s in range(1, _S):
+        stage = _combine(dop853.A[s, :s], K, tmp=tmp)
+        np.multiply(hs, stage, out=stage)           # y + h * sum_j a_sj k_j
+        K[s] = f(t + dop853.C[s] * h, np.add(y, stage, out=stage), *args)
+    y_new = _combine(dop853.B, K, tmp=tmp)
+    np.multiply(hs, y_new, out=y_new)
+    np.add(y, y_new, out=y_new)
+    K[_S] = f(t_new, y_new, *args)
+    return y_new
+
+
+def error_norm(K, h, scale, dims=None):
+    """The DOP853 error of a step, 1 at the tolerance (Hairer's ``dop853.f``).
+
+    With :math:`e_5 = \\sum_j e^{(5)}_j k_j / \\mathrm{scale}`, :math:`e_3`
+    alike: :math:`h\\,|e_5|^2 / \\sqrt{\\dim\\,(|e_5|^2 + 0.01\\,|e_3|^2)}`;
+    ``dims`` (per member, default all components) counts the components that
+    move (frozen ones add nothing to the sums and are not averaged over).
+    """
+    tmp = np.empty_like(K[0])
+    e5 = np.divide(_combine(dop853.E5, K, tmp=tmp), scale)
+    e3 = np.divide(_combine(dop853.E3, K, tmp=tmp), scale)
+    n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)
+    denom = np.sqrt((n5 + E3_WEIGHT * n3) * (scale.shape[1] if dims is None else dims))
+    return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
+
+
+def step_factor(err, finite, after_rejection, predicted, exponent=ERROR_EXPONENT):
+    """Next step / this step, per member.
+
+    :math:`0.9\\,\\max(\\mathrm{err}, 0.1\\,\\mathrm{predicted})^{-1/8}`
+    (``exponent``, per member: -1/8 for DOP853, -1/3 for ROS34PW2) in
+    ``[0.2, 10]`` (the floor only for accepted steps); at most 1 for a
+    rejected step or the first acceptance after a rejection; 0.2 after a
+    non-finite step. ``predicted``: the err that the previous accepted step
+    implies for this one (0 if none).
+    """
+    accept = finite & (err < 1)
+    effective = np.where(accept, np.maximum(err, ESTIMATE_FLOOR * predicted), err)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(effective > 0, SAFETY * power(effective, exponent), MAX_FACTOR)
+    factor = np.clip(factor, MIN_FACTOR, MAX_FACTOR)
+    factor = np.where(accept & ~after_rejection, factor, np.minimum(factor, 1.0))
+    return accept, np.where(finite, factor, MIN_FACTOR)
+
+
+def dense_coefficients(f, t, y, h, y_new, args, K):
+    """The seven coefficient rows of DOP853's continuous extension on a step.
+
+    ``K`` holds the 13 stages of the step (``K[12] = f(t + h, y_new)``); the
+    three extra stages :math:`k_{13..15}` are evaluated into ``K[13:16]``.
+    With :math:`\\Delta = y_{new} - y`: :math:`F_0 = \\Delta`,
+    :math:`F_1 = h k_0 - \\Delta`, :math:`F_2 = 2\\Delta - h(k_{12} + k_0)`,
+    :math:`F_{3..6} = h \\sum_j D_{ij} k_j` (Hairer, Norsett & Wanner, II.6
+    and ``contd8``). Costs three evaluations of ``f``.
+    """
+    for j, c in enumerate(dop853.C_EXTRA):
+        s = _S + 1 + j
+        K[s] = f(t + c * h, y + (h[:, None] * _combine(dop853.A_EXTRA[j, :s], K)
+                                 ).astype(y.dtype, copy=False), *args)
+    delta = y_new - y
+    F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
+    F += [h[:, None] * _combine(row, K) for row in dop853.D]
+    return F
+
+
+def interpolate(F, y, x):
+    """The dense output at fraction ``x`` (shape ``(m,)``, in [0, 1]) of the step:
+    :math:`y + x(F_0 + (1-x)(F_1 + x(F_2 + (1-x)(F_3 + x(F_4 + (1-x)(F_5 + x F_6))))))`."""
+    x = x[:, None]
+    out = np.zeros_like(y)
+    for i, row in enumerate(reversed(F)):
+        out += row
+        out *= x if i % 2 == 0 else 1 - x
+    return out + y
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method: its name, order, the order of its error estimate, and its
+    functions.
+
+    ``step`` takes one step of every row of a batch: DOP853's
+    ``step(f, t, y, fy, h, t_new, args, K) -> y_new`` fills the stage array
+    ``K`` (:func:`dop853_step`), whose error norm is ``error(K, h, scale,
+    dims)`` (1 at the tolerance) and whose continuous extension is ``dense``
+    and ``interpolate``; ROS34PW2's ``step(f, t, y, fy, h, t_new, args, J,
+    f_t) -> (y_new, error, f_new)`` (:func:`symdyn.ode.rosenbrock.step`; no
+    dense output: its steps end on every output time); the extrapolation's
+    ``step(f, t, y, H, tol, kmax) -> (y_new or None, columns)`` (one member,
+    mpmath; its order is that of the columns it used: ``order`` 0).
+    """
+
+    name: str
+    order: int
+    error_order: int
+    step: object
+    error: object = None
+    dense: object = None
+    interpolate: object = None
+
+    @property
+    def exponent(self):
+        """The controller's exponent, :math:`-1/(q + 1)`."""
+        return -1.0 / (self.error_order + 1)
+
+
+DOP853 = Method("DOP853", dop853.ORDER, dop853.ERROR_ORDER, dop853_step, error_norm,
+                dense_coefficients, interpolate)
+ROS34PW2 = Method("ROS34PW2", rosenbrock.ORDER, rosenbrock.ERROR_ORDER, rosenbrock.step)
+EXTRAPOLATION = Method("GBS extrapolation (mpmath)", 0, 0, extrapolation._step)
