@@ -100,7 +100,7 @@ def _weigh(S, values, attention, out=None, mass=None, split_self=False):
         own = diagonal / Z[..., 0]
         diagonal[...] = 0.0
     out = np.matmul(S, values, out=out)
-    out *= 1.0 / Z
+    out *= np.divide(1.0, Z, out=Z)                 # Z is ours: 1/Z in place
     return (out, own) if split_self else out
 
 
