@@ -18,11 +18,18 @@ the compiled right-hand side alone on the same members (best of 20 calls;
 target: within 3x); against the same solve with the per-member diagnostics
 of every evaluation switched back on (the old ``seen[:3, member] = ...``
 line); and against one ``solve_ivp`` (DOP853, same tolerances, vectorized)
-on the stacked system of all members. ``--fixed`` prints only this table.
+on the stacked system of all members. ``--fixed`` prints only this table;
+``--before DIR`` adds the time per evaluation of the symdyn in ``DIR`` (a
+checkout of an earlier commit, e.g. ``git worktree add /tmp/old 530a1e4``),
+run in a subprocess on the same members.
 """
 
 import argparse
 import contextlib
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -102,12 +109,38 @@ def stacked_solve_ivp(n, beta):
                      method="DOP853", rtol=rtol, atol=atol, t_eval=[T_END])
 
 
-def fixed_costs():
+BEFORE = """
+import sys, time, numpy as np, symdyn as sd
+members = np.load(sys.argv[1])
+n, beta, t_end = members["n"], members["beta"], float(members["t_end"])
+sd.solve("post-ln", n=4, beta=1.0, gamma0=0.0, t=[1.0])
+ts = []
+for _ in range(3):
+    t0 = time.perf_counter()
+    tr = sd.solve("post-ln", n=n, beta=beta, gamma0=0.0, t=[t_end])
+    ts.append(time.perf_counter() - t0)
+print(min(ts) / tr.nfev)
+"""
+
+
+def per_eval_in(checkout, n, beta):
+    """Time per evaluation of sd.solve on these members, in another checkout."""
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(checkout))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "members.npz")
+        np.savez(path, n=n, beta=beta, t_end=T_END)
+        out = subprocess.run([sys.executable, "-c", BEFORE, path], capture_output=True,
+                             text=True, env=env, cwd=checkout, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def fixed_costs(before=None):
     N, B = grid()
     rng = np.random.default_rng(1)
     f = sd.stable_system("post-ln").rates("numpy")[0]
     print(f"{'members':>8}{'solve':>10}{'per eval':>10}{'RHS':>9}{'x RHS':>7}"
-          f"{'as before':>11}{'x now':>7}{'stacked ivp':>13}{'x now':>7}")
+          f"{'diag. on':>11}{'x now':>7}{'stacked ivp':>13}{'x now':>7}"
+          + (f"{'before':>10}{'x now':>7}" if before else ""))
     for M in (1000, 3000, 10000):
         pick = rng.choice(N.size, M, replace=M > N.size)
         n, beta = N.ravel()[pick], B.ravel()[pick]
@@ -125,18 +158,24 @@ def fixed_costs():
         per = t_now / tr.nfev
         print(f"{M:>8}{t_now:>9.3f}s{per * 1e6:>8.0f}us{t_rhs * 1e6:>7.0f}us"
               f"{per / t_rhs:>6.1f}x{t_old:>10.3f}s{t_old / t_now:>6.1f}x"
-              f"{t_ivp:>12.3f}s{t_ivp / t_now:>6.1f}x")
+              f"{t_ivp:>12.3f}s{t_ivp / t_now:>6.1f}x", end="")
+        if before:
+            old = per_eval_in(before, n, beta)
+            print(f"{old * 1e6:>8.0f}us{old / per:>6.1f}x", end="")
+        print()
     print("x RHS: solve time per evaluation / the compiled right-hand side's time "
-          "(target <= 3); x now: that time / the solve's")
+          "(target <= 3); x now: that time / the solve's; diag. on: the solve with the "
+          "per-member diagnostics of every evaluation; before: per evaluation in --before")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--full", action="store_true", help="run the whole baseline")
     parser.add_argument("--fixed", action="store_true", help="only the fixed costs")
+    parser.add_argument("--before", metavar="DIR", help="a checkout to compare with")
     args = parser.parse_args()
     sd.solve("post-ln", n=4, beta=1.0, gamma0=0.0, t=[1.0])
-    fixed_costs()
+    fixed_costs(args.before)
     if args.fixed:
         return
     N, B = grid()

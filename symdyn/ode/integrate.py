@@ -287,8 +287,11 @@ class _Driver:
                     y_end[accept])
         if self.project is not None and idx.size:
             y_end[accept] = self.project(y_end[accept])
-        t[idx] = t_end[accept]
-        y[idx], fy[idx] = y_end[accept], f_new[accept]
+        if idx.size == len(t):              # every member accepted: no scatter
+            t[:], y[:], fy[:] = t_end, y_end, f_new
+        else:
+            t[idx] = t_end[accept]
+            y[idx], fy[idx] = y_end[accept], f_new[accept]
         on_stop = accept & clipped & (t_end == stop_time)
         self.nfev += _land(f, self.args, self.stops, active[on_stop], self.stop, t, y, fy,
                            self.last_err)
