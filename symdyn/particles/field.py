@@ -89,8 +89,9 @@ class Field:
         law = self.law_of_phase[phase]
         A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass)
         speed, radial = self.laws[law]
-        args = (tm[:, None], rad, a_k, norm, n, beta[:, None])
         constant = self.constant[law]
+        args = (None if constant is not None and self.on_sphere      # no law to read
+                else (tm[:, None], rad, a_k, norm, n, beta[:, None]))
         if constant is None:
             s = _full(speed(*args), (m, n))
             A *= (1.0 / s)[..., None]       # s = +inf outgrew floats: 1/s = 0, its limit
