@@ -291,3 +291,19 @@ def test_unreachable_scheduler_is_a_value_error():
 
     with pytest.raises(ValueError, match="scheduler: cannot reach tcp://127.0.0.1:1"):
         Dask(address="tcp://127.0.0.1:1", timeout="1s").run(len, [()], print)
+
+
+def test_the_grid_takes_its_kinds_from_the_caller():
+    from symdyn.studies import grid, runs
+
+    assert grid.KINDS == runs.KINDS                     # the default, registered by sweeps
+    axes = grid.grid_axes("solve", {"scheme": "pre-ln"})
+    assert axes["scheme"] == (sd.scheme("pre-ln"),)
+    # control: a caller's kinds are the ones used (here a resolver that refuses all)
+    def refuse(v):
+        raise ValueError("not here")
+    kinds = {"solve": runs.Kind(refuse, 10)}
+    with pytest.raises(ValueError, match="grid axis 'scheme': not here"):
+        grid.grid_axes("solve", {"scheme": "pre-ln"}, kinds)
+    with pytest.raises(ValueError, match="more than the 10"):
+        grid.tasks_of("solve", axes, (), np.arange(11.0), (), None, kinds)

@@ -5,8 +5,10 @@ Every value is checked before any work starts; a bad one raises
 product of the axis lengths, :data:`MAX_POINTS` at most) is checked first,
 before any value is. What depends on the kind of run (how a scheme value
 resolves, the most output times, the check of a layer step) comes from the
-caller (``kinds``: :data:`symdyn.studies.runs.KINDS`); the grid imports no
-runner. :func:`table` assembles the finished tasks' columns in grid order.
+caller (``kinds``: :data:`symdyn.studies.runs.KINDS`, which
+:mod:`symdyn.studies.sweeps` also registers in :data:`KINDS` as the
+default); the grid imports no runner. :func:`table` assembles the finished
+tasks' columns in grid order.
 
 Layer 3, studies.
 """
@@ -41,6 +43,10 @@ COLUMNS = {
     "simulate": ("gamma", "epsilon", "min_cosine", "linked", "clusters", "r_mean"),
     "solve": ("gamma", "log_epsilon", "gamma_dot", "r"),
 }
+#: kind -> what the grid checks of its runs (``resolve``, ``max_times``,
+#: ``check_step``): the default ``kinds``, :data:`symdyn.studies.runs.KINDS`,
+#: registered by :mod:`symdyn.studies.sweeps` (imported with ``symdyn``).
+KINDS: dict = {}
 #: Bytes per table row, about: the columns held twice while the table is assembled.
 ROW_BYTES = {kind: 8 * (2 * (2 + len(COLUMNS[kind])) + 3 * len(AXES[kind])) for kind in AXES}
 #: Bytes per grid point, about (its dict, its task, its part of the table).
@@ -175,9 +181,9 @@ def _value(resolve, axis, v):
     raise AssertionError(axis)
 
 
-def grid_axes(kind, grid, kinds) -> dict:
+def grid_axes(kind, grid, kinds=None) -> dict:
     """``grid`` checked and completed with defaults: axis -> tuple of values
-    (``kinds[kind].resolve`` resolves the scheme axis)."""
+    (``kinds[kind].resolve`` resolves the scheme axis; default :data:`KINDS`)."""
     if not isinstance(kind, str) or kind not in AXES:
         raise ValueError(f"kind: must be one of {tuple(AXES)}, got {shown(kind)}")
     if not isinstance(grid, dict):
@@ -190,7 +196,7 @@ def grid_axes(kind, grid, kinds) -> dict:
     check_points(raw)                           # the product first, then the values
     axes = {}
     for axis, values in raw.items():
-        values = [_value(kinds[kind].resolve, axis, v) for v in values]
+        values = [_value((kinds or KINDS)[kind].resolve, axis, v) for v in values]
         if not values:
             raise ValueError(f"grid axis {shown(axis)} is empty")
         labels = [label(v) for v in values]
@@ -305,10 +311,11 @@ def check_size(kind, axes, seeds, times, batch, max_times):
     memory(task, what)
 
 
-def tasks_of(kind, axes, seeds, times, options, batch, kinds) -> list[Task]:
+def tasks_of(kind, axes, seeds, times, options, batch, kinds=None) -> list[Task]:
     """The sweep cut into tasks, in grid order (axes in :data:`AXES` order);
     its size is checked first (:func:`check_size`; ``kinds[kind]`` gives the
-    most times and the check of a layer step)."""
+    most times and the check of a layer step; default :data:`KINDS`)."""
+    kinds = kinds or KINDS
     check_size(kind, axes, seeds, times, batch, kinds[kind].max_times)
     _check_points(kind, axes, times, kinds[kind].check_step)
     names = list(axes)

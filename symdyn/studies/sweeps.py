@@ -53,6 +53,8 @@ from .storage import (  # noqa: F401 (re-exported: the sweep's cache was here)
     write_table,
 )
 
+_grid.KINDS.update(KINDS)        # the grid's default kinds: the runners of runs
+
 
 def grid_axes(kind, grid) -> dict:
     """``grid`` checked and completed with defaults: axis -> tuple of values
