@@ -17,6 +17,11 @@ Pre-LN. Side by side:
   tolerances) per beta with a terminal event on ``u = log(1 - gamma)``.
 
 The largest relative difference of the three answers is printed too.
+
+Second table, one member (``sd.solve`` of a single parameter set, Post-LN
+and Pre-LN to t = 20): the scalar path (:mod:`symdyn.ode.scalar`, the
+driver's arithmetic on Python floats) against the driver itself on a batch
+of one, and that the two answers are equal bit for bit.
 """
 
 import time
@@ -25,6 +30,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import symdyn as sd
+from symdyn.reduced import solver
 from symdyn.reduced.solver import _U_RTOL, _u_atol
 from symdyn.studies.phase_diagram import equiangular_time
 
@@ -118,6 +124,27 @@ def main():
         print(f"{scheme:<9}{t_new:>8.3f}s{t_old:>9.3f}s{t_old / t_new:>5.1f}x"
               f"{t_ivp:>15.3f}s{t_ivp / t_new:>5.1f}x{diff:>14.1e}")
     print("x: that time / equiangular_time's (target: solve_ivp loop x >= 1)")
+    one_member()
+
+
+def one_member():
+    print("\none member to t = 20 (n = 8, beta = 3), best of 5")
+    print(f"{'scheme':<9}{'scalar path':>13}{'batch of one':>14}{'x':>6}{'equal':>7}")
+    for scheme in ("post-ln", "pre-ln"):
+        def run(scheme=scheme):
+            return sd.solve(scheme, n=8, beta=3.0, gamma0=0.0, t=[1.0, 20.0])
+
+        t_scalar, a = best(run, 5)
+        scalar_path = solver._solve_one
+        solver._solve_one = lambda *args: None        # every solve on the driver
+        try:
+            t_batch, b = best(run, 5)
+        finally:
+            solver._solve_one = scalar_path
+        same = np.array_equal(a.log_epsilon, b.log_epsilon) and np.array_equal(a.r, b.r)
+        print(f"{scheme:<9}{t_scalar * 1e3:>11.1f}ms{t_batch * 1e3:>12.1f}ms"
+              f"{t_batch / t_scalar:>5.1f}x{str(same):>7}")
+    print("x: the driver on a batch of one / the scalar path")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ The error estimates of order 5 and 3 are :math:`h \\sum_j e^{(5)}_j k_j` and
 :math:`h \\sum_j e^{(3)}_j k_j` over the 13 evaluations (``E5``, ``E3``).
 Dense output (``C_EXTRA``, ``A_EXTRA``, ``D``; ``contd8`` of ``dop853.f``):
 three more evaluations :math:`k_{13..15}` give a 7th-degree polynomial on
-the step, evaluated by :func:`symdyn.ode.integrate.interpolate`.
+the step, evaluated by :func:`symdyn.ode.methods.interpolate`.
 
 Layer 1, ode.
 """

@@ -4,8 +4,8 @@ An :class:`Event` is ``g(t, y, *args) -> (m,)``, one value per member (the
 driver's ``args``, the members' own rows). After every accepted DOP853 step
 the driver evaluates ``g`` at the new state; where its sign changes (in the
 event's ``direction``) the root is located on the step's continuous
-extension (:func:`locate`: bisection on ``x`` in ``[0, 1]``, to the last
-bit), and the member's first root is kept (``BatchSolution.t_events``,
+extension (:func:`locate`: the Illinois method on ``x`` in ``[0, 1]``, to
+the last bits), and the member's first root is kept (``BatchSolution.t_events``,
 ``y_events``). A ``terminal`` event stops its member there: outputs after it
 stay NaN (as ``scipy.integrate.solve_ivp``'s terminal events, which this
 follows; diffrax's ``Event`` likewise).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: bisection steps on the step fraction x: 2**-60 below a float's resolution
+#: at most this many evaluations of ``g`` to locate a root on a step
 BISECTIONS = 60
 
 
@@ -71,18 +71,37 @@ def locate(g, t, y, h, F, interpolate, args, g_old):
     """The root of ``g`` on each step: ``(t_root, y_root)``.
 
     ``F``: the steps' continuous extension (``interpolate(F, y, x)`` is the
-    state at fraction ``x``), ``g_old``: ``g`` at the steps' start (the sign
-    at ``x = 0``; there is a root in ``(0, 1]``). Bisection keeps the root
-    bracketed: the answer is the right end, where ``g`` has the sign it has
-    after the crossing (or is 0).
+    state at fraction ``x``), ``g_old``: ``g`` at the steps' start (there is
+    a sign change in ``(0, 1]``). The Illinois method (regula falsi whose
+    retained end's value is halved, Dowell & Jarratt 1971) keeps the root
+    bracketed in ``[lo, hi]`` and converges superlinearly; it stops when the
+    bracket is a few ulps wide or ``g`` is 0, after at most
+    :data:`BISECTIONS` evaluations. The answer is the right end, where ``g``
+    has the sign it has after the crossing (or is 0).
     """
-    lo, hi = np.zeros(len(t)), np.ones(len(t))
-    left = np.sign(g_old)
+    m = len(t)
+    lo, hi = np.zeros(m), np.ones(m)
+    g_lo = np.asarray(g_old, dtype=float)
+    g_hi = np.asarray(g(t + h, interpolate(F, y, hi), *args), dtype=float)
+    side = np.zeros(m)                      # the end kept last time: -1 lo, +1 hi
+    live = (g_hi != 0) & (np.sign(g_hi) != np.sign(g_lo))
     for _ in range(BISECTIONS):
-        mid = 0.5 * (lo + hi)
-        if not np.any((mid > lo) & (mid < hi)):
+        live &= hi - lo > 4 * np.finfo(float).eps
+        if not live.any():
             break
-        gm = np.asarray(g(t + mid * h, interpolate(F, y, mid), *args), dtype=float)
-        same = np.sign(gm) == left
-        lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        with np.errstate(all="ignore"):
+            x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+        bad = ~((x > lo) & (x < hi))
+        x = np.where(bad, 0.5 * (lo + hi), x)
+        gx = np.asarray(g(t + x * h, interpolate(F, y, x), *args), dtype=float)
+        right = (np.sign(gx) != np.sign(g_lo)) & live        # root in [lo, x]
+        left = ~right & live                                 # root in [x, hi]
+        hit = live & (gx == 0)
+        # Illinois: the end kept twice in a row has its value halved
+        g_lo = np.where(right & (side == -1), 0.5 * g_lo, g_lo)
+        g_hi = np.where(left & (side == 1), 0.5 * g_hi, g_hi)
+        hi, g_hi = np.where(right, x, hi), np.where(right, gx, g_hi)
+        lo, g_lo = np.where(left, x, lo), np.where(left, gx, g_lo)
+        side = np.where(right, -1, np.where(left, 1, side))
+        live &= ~hit
     return t + hi * h, interpolate(F, y, hi)

@@ -102,7 +102,7 @@ def _error(K, h, scale, dim):
 
 
 def _factor(err, after_rejection, predicted):
-    """integrate.step_factor for one accepted (``err < 1``) or rejected step."""
+    """methods.step_factor for one accepted (``err < 1``) or rejected step."""
     accept = err < 1
     effective = max(err, ESTIMATE_FLOOR * predicted) if accept else err
     factor = SAFETY * power(effective, ERROR_EXPONENT) if effective > 0 else MAX_FACTOR
@@ -137,7 +137,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
 
     ``t_out``: increasing output times ``>= 0``; ``y0``, ``rtol``, ``atol``:
     lists of floats (per component); ``h0``: the first step (from
-    :func:`symdyn.ode.integrate.initial_step`). Returns ``(states, nfev, nsteps)``
+    :func:`symdyn.ode.methods.initial_step`). Returns ``(states, nfev, nsteps)``
     with one list per output time; raises :class:`GiveUp` where the batched
     path must answer instead.
     """
