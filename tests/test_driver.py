@@ -257,3 +257,62 @@ def test_control_the_equality_sees_a_different_member():
     """The bitwise comparison is not vacuous: another tolerance, other bits."""
     w = np.array([1.0])
     assert not np.array_equal(_batch(w).y, _batch(w, rtol=1.01e-10).y)
+
+
+# --------------------------------------------------------------------------
+# the generic hooks: record, project, refresh (what the particles plug into)
+# --------------------------------------------------------------------------
+
+def _rotation(t, y, phase, w):
+    return w[:, None] * np.stack([y[:, 1], -y[:, 0]], axis=1)
+
+
+def test_record_receives_what_the_driver_would_store():
+    w, t_out = np.array([1.0, 2.0, 0.5]), np.linspace(0.0, 4.0, 9)
+    y0 = np.tile([1.0, 0.0], (3, 1))
+    stored = integrate(_rotation, t_out, y0, (w,), rtol=1e-10, atol=1e-12)
+    got = np.full_like(stored.y, np.nan)
+
+    def record(k, members, rows):
+        got[members, k] = rows
+
+    sol = integrate(_rotation, t_out, y0, (w,), rtol=1e-10, atol=1e-12, record=record)
+    assert sol.y is None and np.array_equal(got, stored.y)
+
+
+def test_project_keeps_the_states_on_the_circle():
+    def onto_circle(y):
+        return y / np.linalg.norm(y, axis=1, keepdims=True)
+
+    w, t_out = np.array([1.0, 3.0]), np.linspace(0.0, 30.0, 7)
+    sol = integrate(_rotation, t_out, np.tile([1.0, 0.0], (2, 1)), (w,), rtol=1e-6,
+                    atol=1e-9, project=onto_circle)
+    assert np.allclose(np.linalg.norm(sol.y, axis=2), 1.0, rtol=0, atol=4e-16)
+    assert np.allclose(sol.y[:, :, 0], np.cos(np.outer(w, t_out)), atol=1e-4)
+    free = integrate(_rotation, t_out, np.tile([1.0, 0.0], (2, 1)), (w,), rtol=1e-6,
+                     atol=1e-9)                                          # control
+    assert np.abs(np.linalg.norm(free.y, axis=2) - 1).max() > 1e-8
+
+
+def test_refresh_replaces_a_state_and_the_run_continues_from_it():
+    """y' = -y; the hook halves member 0's state once, at the time it is called:
+    after that, y = exp(-t) / 2 (member 1, never changed, stays exp(-t))."""
+    calls = []
+
+    def refresh(members, rows):
+        changed = np.zeros(len(members), dtype=bool)
+        if not calls and 0 in members:
+            i = int(np.flatnonzero(members == 0)[0])
+            rows[i] /= 2
+            changed[i] = True
+            calls.append(i)
+        return changed, np.ones(len(members), dtype=int)
+
+    def decay(t, y, phase):
+        return -y
+
+    t_out = np.array([5.0, 10.0])
+    sol = integrate(decay, t_out, np.ones((2, 1)), rtol=1e-11, atol=1e-14, refresh=refresh)
+    assert calls
+    assert np.allclose(sol.y[0, :, 0], np.exp(-t_out) / 2, rtol=1e-9)
+    assert np.allclose(sol.y[1, :, 0], np.exp(-t_out), rtol=1e-9)
