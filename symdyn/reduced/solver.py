@@ -13,6 +13,12 @@ compiled right-hand sides of :mod:`symdyn.reduced.compile`:
 Tokens of schemes that renormalize at ``t = 0`` (post-ln, mix-ln, the
 on-sphere schemes) start at ``r = 1`` whatever ``r0`` says.
 
+The batch as the driver sees it is :class:`_Problem` (also used by
+:mod:`symdyn.reduced.solve_crossing`); the checks and fault messages live in
+:mod:`symdyn.reduced.solve_checks`, the mpmath path in
+:mod:`symdyn.reduced.solve_mp`, :class:`Trajectory` in
+:mod:`symdyn.reduced.solve_result`.
+
 Layer 2, reduced.
 """
 
@@ -188,7 +194,7 @@ class _Field:
 
     States where the speed is not positive and finite or ``r <= 0`` are
     refused with NaN rates. With ``remember`` (the diagnostics of a failed
-    member, :func:`_diagnose`) it also keeps, per member, the last state
+    member, :meth:`_Problem.failure`) it also keeps, per member, the last state
     evaluated or the first refused one: ``seen[:, m] = (t, epsilon, r,
     speed)``; the solve itself runs without (that bookkeeping cost more than
     the compiled right-hand side on large batches).
