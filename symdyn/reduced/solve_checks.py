@@ -19,7 +19,6 @@ from ..model.registry import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from ..model.symbols import t as t_sym
-from .forward_sensitivity import parameter_names
 
 # mpmath digits: dps = 80 answers in seconds (Pre-LN to t = 10: 6 s; dps = 100
 # took 70 s), and covers the unnormalized kernel to beta of about 150.
@@ -45,18 +44,6 @@ def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
         raise ValueError(f"{', '.join(named)}: shapes {shapes} do not broadcast") from None
     check_gamma0(arrays["gamma0"], arrays["n"])
     return [arrays.pop(k) for k in ("n", "beta", "gamma0", "r0")] + [arrays]
-
-
-def _wrt(s: Scheme, sensitivities):
-    """The parameters of ``solve(..., sensitivities=...)``: None, or a tuple
-    (names checked here, before anything is derived)."""
-    if sensitivities is False or sensitivities is None:
-        return None
-    if sensitivities is not True and (isinstance(sensitivities, np.ndarray)
-                                      or not hasattr(sensitivities, "__iter__")):
-        raise ValueError(f"sensitivities: expected True, False or parameter names, "
-                         f"got {shown(sensitivities)}")
-    return parameter_names(s, None if sensitivities is True else sensitivities)
 
 
 def _check_underflow(system, tr):

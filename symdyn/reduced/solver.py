@@ -38,7 +38,7 @@ from ..model.symbols import n as n_sym
 from ..ode.integrate import BatchSolution, initial_step, integrate
 from ..ode.scalar import GiveUp, integrate_one
 from .compile import stable_system
-from .forward_sensitivity import rates, sensitivity
+from .forward_sensitivity import parameter_names, rates, sensitivity
 from .solve_checks import (  # noqa: F401  (the names tests and benchmarks reach here)
     _UNNORMALIZED,
     MAX_DPS,
@@ -50,7 +50,6 @@ from .solve_checks import (  # noqa: F401  (the names tests and benchmarks reach
     _parameters,
     _tolerance,
     _underflow,
-    _wrt,
 )
 from .solve_mp import _solve_mp
 from .solve_result import Trajectory
@@ -61,6 +60,18 @@ _U_RTOL = 100 * np.finfo(float).eps
 #: Output times of one solve: each costs about 30 us of Python (dense output
 #: and the observables: 1e6 times took 31 s), so more are refused.
 MAX_TIMES = 100_000
+
+
+def _wrt(s: Scheme, sensitivities):
+    """The parameters of ``solve(..., sensitivities=...)``: None, or a tuple
+    (names checked here, before anything is derived)."""
+    if sensitivities is False or sensitivities is None:
+        return None
+    if sensitivities is not True and (isinstance(sensitivities, np.ndarray)
+                                      or not hasattr(sensitivities, "__iter__")):
+        raise ValueError(f"sensitivities: expected True, False or parameter names, "
+                         f"got {shown(sensitivities)}")
+    return parameter_names(s, None if sensitivities is True else sensitivities)
 
 
 def _u_atol(eps0, n, rtol):
