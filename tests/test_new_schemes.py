@@ -95,3 +95,9 @@ def test_parameters_are_checked():
         sd.scheme("ln-scaling", layers=3)
     assert sd.scheme("deepnorm").citation.endswith("arXiv:2203.00555")
     assert sd.scheme("ln-scaling").citation.endswith("arXiv:2502.05795")
+
+
+def test_derivation_shows_the_temperature_law_when_there_is_one():
+    rows = dict(sd.derive("ln-scaling").rows())
+    assert rows["temperature tau (attention at beta*tau)"] == "1/(t + 1)"
+    assert not any(k.startswith("temperature") for k, _ in sd.derive("pre-ln").rows())

@@ -169,7 +169,9 @@ def scheme_section(d) -> str:
     return "\n".join([
         f"### {d.scheme.name}{params}", "",
         f"Speed $s = {sp.latex(d.scheme.speed)}$, radial rate "
-        f"$\\dot r = {sp.latex(d.scheme.radial)}$.", "",
+        f"$\\dot r = {sp.latex(d.scheme.radial)}$"
+        + (f", attention at inverse temperature $\\beta \\cdot {sp.latex(d.scheme.temperature)}$"
+           if d.scheme.tempered else "") + ".", "",
         "$$", f"\\dot\\gamma = {sp.latex(red.gamma_dot)}", "$$", "",
         "$$", f"\\dot r = {sp.latex(red.r_dot)}", "$$", "",
         f"Near the cluster: $\\dot\\gamma \\sim {sp.latex(d.terminal.gamma_dot)}$.",

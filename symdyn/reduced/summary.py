@@ -54,9 +54,11 @@ class Derivation:
             return str(o)
 
         term = self.terminal
+        tau = [("temperature tau (attention at beta*tau)", show(self.scheme.temperature))]
         return [
             ("speed s", show(self.scheme.speed)),
             ("radial rate dr/dt", show(self.scheme.radial)),
+            *(tau if self.scheme.tempered else []),
             ("d gamma/dt", show(self.reduction.gamma_dot)),
             ("d r/dt", show(self.reduction.r_dot)),
             ("d gamma/dt at t = 0 (gamma0 = 0)", show(self.initial_velocity)),
