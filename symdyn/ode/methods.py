@@ -107,6 +107,21 @@ def dop853_step(f, t, y, fy, h, t_new, args, K):
     y_new)``) and returns :math:`y_{new} = y + h \\sum_j b_j k_j`. ``t_new``
     is ``t + h`` or, for a step clipped onto a stop, the stop itself.
     """
+    return _dop853(f, t, y, fy, h, t_new, args, K)[0]
+
+
+def _dop853(f, t, y, fy, h, t_new, args, K):
+    """:func:`dop853_step`, returning ``y_new``, the unscaled sums
+    :math:`\\sum_j e^{(5)}_j k_j` and :math:`\\sum_j e^{(3)}_j k_j`, and the
+    last stage's point :math:`Y_{11}` (also at ``t + h``).
+
+    Small batches (at most :data:`FUSED_FLOATS` floats a stage) take every
+    stage's products with all later weights in one call per stage
+    (:func:`_fused`); larger ones one :func:`_combine` per sum. Both round
+    and add the same terms in the same order, so they agree bit for bit.
+    """
+    if y.size <= FUSED_FLOATS:
+        return _fused(f, t, y, fy, h, t_new, args, K)
     K[0] = fy
     hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
     tmp = np.empty_like(y)
@@ -118,7 +133,65 @@ def dop853_step(f, t, y, fy, h, t_new, args, K):
     np.multiply(hs, y_new, out=y_new)
     np.add(y, y_new, out=y_new)
     K[_S] = f(t_new, y_new, *args)
-    return y_new
+    return (y_new, _combine(dop853.E5, K, tmp=tmp), _combine(dop853.E3, K, tmp=tmp),
+            stage)
+
+
+FUSED_FLOATS = 1 << 16      # floats of a stage up to which _fused is used
+_PLANS = {}
+
+
+def _plan(dtype):
+    """Per stage ``j``: the runs ``(lo, hi, w)`` of rows of the sums (stages
+    1..11, ``B``, ``E5``, ``E3``) whose weight of ``k_j`` is not zero, ``w``
+    their weights (shape ``(hi - lo, 1, 1)``, in ``dtype``). ``k_0`` enters
+    every sum (as in :func:`_combine`). Kept per table (a changed table is a
+    new array: tests perturb coefficients)."""
+    tables = (dop853.A, dop853.B, dop853.E5, dop853.E3)
+    key = tuple(map(id, tables)) + (np.dtype(dtype).str,)
+    if key not in _PLANS:
+        W = np.zeros((_S + 2, _S + 1))
+        for s in range(1, _S):
+            W[s - 1, :s] = dop853.A[s, :s]
+        for r, row in enumerate(tables[1:]):
+            W[_S - 1 + r, : len(row)] = row
+        plans = [[(0, len(W), W[:, 0])]]
+        for j in range(1, _S + 1):
+            rows = np.flatnonzero(W[:, j] != 0)
+            cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+            plans.append([(int(g[0]), int(g[-1]) + 1, W[g, j]) for g in np.split(rows, cuts)
+                          if g.size])
+        _PLANS[key] = [[(lo, hi, w.astype(dtype)[:, None, None]) for lo, hi, w in p]
+                       for p in plans]
+    return _PLANS[key]
+
+
+def _fused(f, t, y, fy, h, t_new, args, K):
+    """:func:`_dop853` with all the sums in one array ``S``: as soon as ``k_j``
+    is known, its products with the weights of every later sum are taken in
+    one call and added to their sums in another (each sum still gets
+    :math:`w_0 k_0`, then :math:`+ w_j k_j` in increasing ``j``, each term
+    rounded before it is added, as :func:`_combine`)."""
+    plan = _plan(y.dtype)
+    S = np.empty((_S + 2,) + y.shape, dtype=y.dtype)
+    tmp = np.empty_like(S)
+    hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
+    times = t + dop853.C[:, None] * h
+    K[0] = fy
+    np.multiply(K[0], plan[0][0][2], out=S)
+    for s in range(1, _S + 1):
+        if s < _S:
+            stage = S[s - 1]
+            np.multiply(hs, stage, out=stage)       # y + h * sum_j a_sj k_j
+            K[s] = f(times[s], np.add(y, stage, out=stage), *args)
+        else:
+            y_new = np.multiply(hs, S[_S - 1])
+            np.add(y, y_new, out=y_new)
+            K[_S] = f(t_new, y_new, *args)
+        for lo, hi, w in plan[s]:
+            part = np.multiply(K[s], w, out=tmp[: hi - lo])
+            np.add(S[lo:hi], part, out=S[lo:hi])
+    return y_new, S[_S], S[_S + 1], S[_S - 2]
 
 
 def error_norm(K, h, scale, dims=None):
@@ -130,9 +203,14 @@ def error_norm(K, h, scale, dims=None):
     move (frozen ones add nothing to the sums and are not averaged over).
     """
     tmp = np.empty_like(K[0])
-    e5 = np.divide(_combine(dop853.E5, K, tmp=tmp), scale)
-    e3 = np.divide(_combine(dop853.E3, K, tmp=tmp), scale)
-    n5, n3 = np.sum(e5 * e5, axis=1), np.sum(e3 * e3, axis=1)
+    return _error(_combine(dop853.E5, K, tmp=tmp), _combine(dop853.E3, K, tmp=tmp), h,
+                  scale, dims)
+
+
+def _error(sum5, sum3, h, scale, dims=None):
+    """:func:`error_norm` from the sums of ``E5`` and ``E3`` over the stages."""
+    e5, e3 = np.divide(sum5, scale), np.divide(sum3, scale)
+    n5, n3 = np.add.reduce(e5 * e5, axis=1), np.add.reduce(e3 * e3, axis=1)
     denom = np.sqrt((n5 + E3_WEIGHT * n3) * (scale.shape[1] if dims is None else dims))
     return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
 
