@@ -59,6 +59,8 @@ from .methods import (  # noqa: F401  (the driver's methods, importable here as 
     MIN_RELATIVE_STEP,
     SAFETY,
     _combine,
+    _dop853,
+    _error,
     dense_coefficients,
     dop853_step,
     error_norm,
@@ -232,45 +234,50 @@ class _Driver:
     def sweep(self, max_steps):
         """One attempted step of every active member."""
         active, h, mode, last_err = self.active, self.h, self.mode, self.last_err
-        every = active.size == len(self.t)     # all members: plain copies, no gathers
-        t, y, fy, args = self.t, self.y, self.fy, self.args
-        ta, ya = (t.copy(), y.copy()) if every else (t[active], y[active])
-        fa = fy.copy() if every else fy[active]
-        arga = (self.stops.phase(ta),) + (args if every else tuple(a[active] for a in args))
-        stop_time = self.stops.times[self.stop[active]]
+        # every member active: slices (views), no gathers or scatters
+        sel = slice(None) if active.size == len(self.t) else active
+        ta, ya, fa = self.t[sel], self.y[sel], self.fy[sel]
+        arga = (self.stops.phase(ta),) + (self.args if sel is not active
+                                          else tuple(a[active] for a in self.args))
+        stop_time = self.stops.times[self.stop[sel]]
         target = mode.target(active, ta, stop_time, self.t_out, self.following)
-        step = np.minimum(h[active], target - ta)
+        h_a, rejected = h[sel], self.rejected[sel]
+        step = np.minimum(h_a, target - ta)
         clipped = step >= target - ta
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
             y_new, f_new, err, Ka, lam, cost = _step(
-                self.f, mode, active, ta, ya, fa, step, t_new, arga, self.K, self.atol,
-                self.rtol, self.dims, self.rejected[active])
-            ratio = step / self.last_h[active]
-            predicted = np.where(last_err[active] > 0,
-                                 last_err[active] * power(ratio, -1 / ERROR_EXPONENT), 0.0)
+                self.f, mode, active, sel, ta, ya, fa, step, t_new, arga, self.K, self.atol,
+                self.rtol, self.dims, rejected)
+            ratio = step / self.last_h[sel]
+            old = last_err[sel]
+            predicted = np.where(old > 0, old * power(ratio, -1 / ERROR_EXPONENT), 0.0)
         self.nfev += cost
-        finite = (np.all(np.isfinite(y_new), axis=1) & np.all(np.isfinite(f_new), axis=1)
+        finite = (np.isfinite(y_new).all(axis=1) & np.isfinite(f_new).all(axis=1)
                   & np.isfinite(err))
-        accept, factor = step_factor(err, finite, self.rejected[active], predicted,
-                                     mode.exponent(active))
+        accept, factor = step_factor(err, finite, rejected, predicted, mode.exponent(active))
         new_h = step * factor
         # A step shortened to land on a stop does not shrink the next proposal.
-        new_h = np.where(accept & clipped, np.maximum(new_h, h[active]), new_h)
-        self.rejected[active] = ~accept
+        new_h = np.where(accept & clipped, np.maximum(new_h, h_a), new_h)
+        self.rejected[sel] = ~accept
         ex = mode.explicit
         keep = accept & ~clipped & (ex if isinstance(ex, np.ndarray) else True)
-        last_err[active[keep]], self.last_h[active[keep]] = err[keep], step[keep]
+        if keep.any():
+            at = keep if sel is not active else active[keep]
+            last_err[at], self.last_h[at] = err[keep], step[keep]
+        too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
         self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time)
         mode.switch(active, accept & ~clipped, step, new_h, last_err, lam)
-        self.renew(active[accept])
-        h[active] = new_h
-        self.nsteps[active] += 1
-        too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
-        self.failed[active[too_small & ~accept]] = True
-        self.failed[active[self.nsteps[active] >= max_steps]] = True
-        self.active = active[(self.stop[active] < len(self.stops.times))
-                             & ~self.failed[active]]
+        if self.refresh is not None:
+            self.renew(active[accept])
+        h[sel] = new_h
+        self.nsteps[sel] += 1
+        failed = (too_small & ~accept) | (self.nsteps[sel] >= max_steps)
+        if failed.any():
+            self.failed[active[failed]] = True
+        done = (self.stop[sel] >= len(self.stops.times)) | failed
+        if done.any():
+            self.active = active[~done]
 
     def advance(self, accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka,
                 stop_time):
@@ -280,22 +287,31 @@ class _Driver:
         t_end, y_end = t_new, y_new
         if self.events:
             t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka)
-        self.nfev += _serve(f, self.t_out, self.out, self.following, self.project, accept[ex],
-                            active[ex][accept[ex]], ta[ex], ya[ex], step[ex], t_end[ex],
-                            y_new[ex], tuple(a[ex] for a in arga), Ka)
-        _serve_ends(self.t_out, self.out, self.following, self.project, idx, t_end[accept],
-                    y_end[accept])
+        if idx.size and self._outputs_by(t_end):
+            self.nfev += _serve(f, self.t_out, self.out, self.following, self.project,
+                                accept[ex], active[ex][accept[ex]], ta[ex], ya[ex], step[ex],
+                                t_end[ex], y_new[ex], tuple(a[ex] for a in arga), Ka)
+            _serve_ends(self.t_out, self.out, self.following, self.project, idx,
+                        t_end[accept], y_end[accept])
         if self.project is not None and idx.size:
             y_end[accept] = self.project(y_end[accept])
         if idx.size == len(t):              # every member accepted: no scatter
             t[:], y[:], fy[:] = t_end, y_end, f_new
-        else:
+        elif idx.size:
             t[idx] = t_end[accept]
             y[idx], fy[idx] = y_end[accept], f_new[accept]
         on_stop = accept & clipped & (t_end == stop_time)
-        self.nfev += _land(f, self.args, self.stops, active[on_stop], self.stop, t, y, fy,
-                           self.last_err)
-        self.mode.renew(active[on_stop])
+        if on_stop.any():
+            self.nfev += _land(f, self.args, self.stops, active[on_stop], self.stop, t, y,
+                               fy, self.last_err)
+            self.mode.renew(active[on_stop])
+
+    def _outputs_by(self, t_end):
+        """Whether some member's next output time is at or before the latest
+        step's end (else no output is served: no output inside any step)."""
+        K = len(self.t_out)
+        first = self.following.min()
+        return first < K and self.t_out[first] <= t_end.max()
 
     def locate(self, accept, ta, ya, step, t_new, y_new, arga, Ka):
         """Evaluate the events after the accepted steps; locate the first root
@@ -346,27 +362,35 @@ class _Driver:
                                   self.y, self.fy, self.last_err)
 
 
-def _step(f, mode, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
+def _step(f, mode, active, sel, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
           after_rejection):
     """One step of every active member: DOP853 for the explicit ones (and
     Hairer's :math:`h\\lambda` of each, for the switch), ROS34PW2 for the
     stiff ones. Returns ``y_new``, ``f(t_new, y_new)``, the error norms, the
-    DOP853 stages, :math:`h\\lambda` and the evaluations spent."""
-    every = isinstance(mode.explicit, slice)
-    e = mode.explicit if every else np.flatnonzero(mode.explicit)
-    s = np.arange(0) if every else np.flatnonzero(~mode.explicit)
+    DOP853 stages, :math:`h\\lambda` and the evaluations spent. ``sel``:
+    the active members as an index, or a slice when all are."""
+    if isinstance(mode.explicit, slice):        # every member explicit: no gathers
+        Ka = K[:, : len(active)]
+        y_new, sum5, sum3, y_last = _dop853(f, ta, ya, fa, step, t_new, arga, Ka)
+        f_new = Ka[_S].copy()
+        scale = atol[sel] + rtol * np.maximum(np.abs(ya), np.abs(y_new))
+        err = _error(sum5, sum3, step, scale, dims[sel])
+        lam = _stiffness(Ka, step, y_new, y_last) if mode.enabled else None
+        return y_new, f_new, err, Ka, lam, _S
+    e = np.flatnonzero(mode.explicit)
+    s = np.flatnonzero(~mode.explicit)
     y_new, f_new = np.empty_like(ya), np.empty_like(ya)
     err, lam = np.empty(len(active)), np.zeros(len(active))
     Ka, cost = K[:, : len(active) - s.size], 0
     if len(active) - s.size:
         sub = tuple(a[e] for a in arga)
-        y_new[e] = dop853_step(f, ta[e], ya[e], fa[e], step[e], t_new[e], sub, Ka)
+        y_new[e], sum5, sum3, y_last = _dop853(f, ta[e], ya[e], fa[e], step[e], t_new[e],
+                                               sub, Ka)
         f_new[e] = Ka[_S]
         scale = atol[active[e]] + rtol * np.maximum(np.abs(ya[e]), np.abs(y_new[e]))
-        err[e] = error_norm(Ka, step[e], scale, dims[active[e]])
-        if mode.enabled:        # y_last: the last stage's point, also at t + h
-            y_last = ya[e] + step[e][:, None] * _combine(dop853.A[_S - 1, : _S - 1], Ka)
-            lam[e] = step[e] * np.sqrt(_sq(Ka[_S] - Ka[_S - 1]) / _sq(y_new[e] - y_last))
+        err[e] = _error(sum5, sum3, step[e], scale, dims[active[e]])
+        if mode.enabled:
+            lam[e] = _stiffness(Ka, step[e], y_new[e], y_last)
         cost += _S
     if s.size:
         y_new[s], err[s], f_new[s], c = mode.stiff_step(
@@ -374,6 +398,12 @@ def _step(f, mode, active, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
             atol[active[s]], rtol, dims[active[s]], after_rejection[s])
         cost += c
     return y_new, f_new, err, Ka, lam, cost
+
+
+def _stiffness(Ka, step, y_new, y_last):
+    """Hairer's :math:`h\\lambda` (``y_last``: the last stage's point, also at
+    ``t + h``)."""
+    return step * np.sqrt(_sq(Ka[_S] - Ka[_S - 1]) / _sq(y_new - y_last))
 
 
 def _sq(x):

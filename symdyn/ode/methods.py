@@ -148,7 +148,7 @@ def _plan(dtype):
     every sum (as in :func:`_combine`). Kept per table (a changed table is a
     new array: tests perturb coefficients)."""
     tables = (dop853.A, dop853.B, dop853.E5, dop853.E3)
-    key = tuple(map(id, tables)) + (np.dtype(dtype).str,)
+    key = (*map(id, tables), dtype)
     if key not in _PLANS:
         W = np.zeros((_S + 2, _S + 1))
         for s in range(1, _S):
@@ -229,7 +229,7 @@ def step_factor(err, finite, after_rejection, predicted, exponent=ERROR_EXPONENT
     effective = np.where(accept, np.maximum(err, ESTIMATE_FLOOR * predicted), err)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(effective > 0, SAFETY * power(effective, exponent), MAX_FACTOR)
-    factor = np.clip(factor, MIN_FACTOR, MAX_FACTOR)
+    factor = np.minimum(np.maximum(factor, MIN_FACTOR), MAX_FACTOR)   # np.clip, cheaper
     factor = np.where(accept & ~after_rejection, factor, np.minimum(factor, 1.0))
     return accept, np.where(finite, factor, MIN_FACTOR)
 

@@ -34,6 +34,8 @@ class _Stops:
 
     def phase(self, t):
         """Number of breakpoints at or before ``t``."""
+        if not self.breakpoints.size:
+            return np.zeros(np.shape(t), dtype=np.intp)
         return np.searchsorted(self.breakpoints, t, side="right")
 
 

@@ -64,8 +64,11 @@ class Methods:
     def target(self, active, ta, stop_time, t_out, following):
         """Where each step must end: the next stop; for stiff members also the
         next output time (the Rosenbrock step has no dense output)."""
-        sf = self.stiff[active]
         # a slice while every member steps explicitly: views, no copies
+        if not self.enabled:        # then no member ever switches
+            self.explicit = slice(None)
+            return stop_time
+        sf = self.stiff[active]
         self.explicit = ~sf if sf.any() else slice(None)
         if not sf.any():
             return stop_time
@@ -76,6 +79,8 @@ class Methods:
     def exponent(self, active):
         """The step control's exponent per member: DOP853's -1/8 or ROS34PW2's -1/3."""
         explicit = -1.0 / (dop853.ERROR_ORDER + 1)
+        if not self.enabled:
+            return explicit
         sf = self.stiff[active]
         if not sf.any():
             return explicit
