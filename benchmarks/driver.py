@@ -24,10 +24,10 @@ driver's arithmetic on Python floats) against the driver itself on a batch
 of one, and that the two answers are equal bit for bit.
 """
 
-import time
 
 import numpy as np
 from scipy.integrate import solve_ivp
+from solve import best  # benchmarks/solve.py: best of a few timed calls
 
 import symdyn as sd
 from symdyn.reduced import solver
@@ -95,15 +95,6 @@ def solve_ivp_loop(scheme, betas):
                         rtol=[_U_RTOL, RTOL], atol=[u_atol, ATOL])
         out.append(sol.t_events[0][0] if sol.t_events[0].size else np.inf)
     return np.array(out)
-
-
-def best(call, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = call()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main():
