@@ -17,10 +17,17 @@ Weighted tokens: with masses :math:`m_j` (a token of mass ``k`` stands for
 unnormalized :math:`Z` stays the number of original tokens :math:`\\sum_j m_j`:
 exactly the attention of the tokens the masses stand for.
 
+The causal mask (``causal=True``, decoders): token ``k`` attends only to
+``j <= k``, i.e. :math:`w^h_{kj} = 0` for ``j > k``; then
+:math:`Z^h_k = \\sum_{j \\le k} w^h_{kj}` (softmax) or ``k`` (unnormalized kernel:
+the mean over the tokens seen). Token 1 attends to itself alone.
+
 Layer 2, particles.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 
@@ -29,7 +36,7 @@ from .weights import Weights
 
 def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
               identity: bool = False, out=None, work=None, mass=None,
-              split_self: bool = False):
+              split_self: bool = False, causal: bool = False):
     """``A`` of shape ``(m, n, d)`` for inputs ``Y`` of shape ``(m, n, d)``.
 
     Parameters
@@ -54,13 +61,16 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         has ``A_k`` within ~1e-12 of ``c y_k``; forming ``A`` and then removing
         its component along ``y_k`` left rounding noise of 1e-16 in a velocity
         of 1e-12, which alone held explicit steps at ~2e5 time units.
+    causal : bool
+        The causal mask: token ``k`` attends to ``j <= k`` only (with masses,
+        the unnormalized ``Z_k`` is the mass seen, :math:`\\sum_{j \\le k} m_j`).
     """
     b = (beta if isinstance(beta, np.ndarray) and beta.ndim == 3     # shaped by a caller
          else np.asarray(beta, dtype=float).reshape(-1, 1, 1))
     if identity:
         S = np.matmul(Y, Y.swapaxes(-1, -2), out=work)
         S *= b
-        return _weigh(S, Y, attention, out, mass, split_self)
+        return _weigh(S, Y, attention, out, mass, split_self, causal)
     if len(qkv) == 3:
         Q, K, V = qkv
         QK = np.swapaxes(Q, -1, -2) @ K
@@ -72,13 +82,16 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         v = Y @ V[h].T
         S = (Y @ QK[h]) @ np.swapaxes(Y, -1, -2)        # <Q y_k, K y_j> = y_k^T Q^T K y_j
         S *= b
-        A += _weigh(S, v, attention, mass=mass)
+        A += _weigh(S, v, attention, mass=mass, causal=causal)
     if heads > 1:
         A /= heads
     return A
 
 
-def _weigh(S, values, attention, out=None, mass=None, split_self=False):
+def _weigh(S, values, attention, out=None, mass=None, split_self=False, causal=False):
+    if causal:
+        # masked scores are -inf: e^-inf = 0, and the row maximum is a seen token's
+        np.copyto(S, -np.inf, where=_upper(S.shape[-1]))
     if attention == "softmax":
         if mass is not None:        # m_j e^{S_kj} = e^{S_kj + log m_j}; mass 0: -inf
             with np.errstate(divide="ignore"):
@@ -89,10 +102,12 @@ def _weigh(S, values, attention, out=None, mass=None, split_self=False):
     else:
         with np.errstate(over="ignore"):
             np.exp(S, out=S)
-        Z = np.full((1, 1, 1), float(S.shape[-1]))
+        Z = (_seen(S.shape[-1]).copy() if causal
+             else np.full((1, 1, 1), float(S.shape[-1])))
         if mass is not None:
             S *= mass[:, None, :]
-            Z = mass.sum(axis=-1)[:, None, None]
+            Z = (np.cumsum(mass, axis=-1)[..., None] if causal
+                 else mass.sum(axis=-1)[:, None, None])
     if split_self:
         n = S.shape[-1]                             # a view: the own weights
         diagonal = (S.reshape(-1, n * n)[:, ::n + 1] if S.flags.c_contiguous
@@ -102,6 +117,22 @@ def _weigh(S, values, attention, out=None, mass=None, split_self=False):
     out = np.matmul(S, values, out=out)
     out *= np.divide(1.0, Z, out=Z)                 # Z is ours: 1/Z in place
     return (out, own) if split_self else out
+
+
+@lru_cache(maxsize=32)
+def _upper(n):
+    """The masked entries j > k of an (n, n) score matrix (read-only)."""
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    upper.flags.writeable = False
+    return upper
+
+
+@lru_cache(maxsize=32)
+def _seen(n):
+    """(1, n, 1): how many tokens token k sees under the causal mask, k + 1."""
+    seen = np.arange(1.0, n + 1.0).reshape(1, n, 1)
+    seen.flags.writeable = False
+    return seen
 
 
 def of_weights(w: Weights, k: int):

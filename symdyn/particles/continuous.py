@@ -20,7 +20,7 @@ from . import merging
 from .field import Field
 
 
-def _continuous_field(s, w, attention, T, log, dtype):
+def _continuous_field(s, w, attention, T, log, dtype, causal=False):
     """The field of a continuous run to ``T`` and its breakpoints (untied
     weights: a new draw every unit of time)."""
     period = None
@@ -36,7 +36,7 @@ def _continuous_field(s, w, attention, T, log, dtype):
     bps = sorted(set(s.breakpoints) | set(unit_bps) | set(switches))
     if log:
         bps = sorted(set(log_clock.breakpoints(s)) | set(np.log1p(switches)))
-    return Field(s, w, attention, bps, period, log, dtype), bps
+    return Field(s, w, attention, bps, period, log, dtype, causal), bps
 
 
 def _pace(field, merged, beta, clock, log):
@@ -51,9 +51,9 @@ def _pace(field, merged, beta, clock, log):
 
 
 def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log,
-                method):
+                method, causal=False):
     M, n, d = theta.shape
-    field, bps = _continuous_field(s, w, attention, times[-1], log, theta.dtype)
+    field, bps = _continuous_field(s, w, attention, times[-1], log, theta.dtype, causal)
     if log:
         rad = np.log(rad)           # u = log r - tau at tau = 0
     nd = n * d

@@ -9,7 +9,8 @@ with the scheme's own speed law :math:`(s, \\rho)` (the same
 :class:`~symdyn.model.scheme.Scheme` the symbolic side reads) and ``A`` at
 the inverse temperature :math:`\\beta\\tau(t)` of a tempered scheme (``a``
 and ``|A|`` in the laws too). :data:`NONE` is the unnormalized baseline:
-:math:`\\dot x_k = A_k(X)` with scores :math:`\\beta\\langle x_k, x_j\\rangle`.
+:math:`\\dot x_k = A_k(X)` with scores :math:`\\beta\\langle x_k, x_j\\rangle`. With ``causal`` the
+attention is masked (token ``k`` sees ``j <= k``, :mod:`symdyn.particles.attention`).
 
 Layer 2, particles.
 """
@@ -40,8 +41,10 @@ NONE = Scheme("none", r, a, sp.Integer(0),
 class Field:
     """(d theta/dt, dr/dt) of a batch, phase by phase."""
 
-    def __init__(self, s, w, attention, breakpoints, period, log=False, dtype=np.float64):
+    def __init__(self, s, w, attention, breakpoints, period, log=False, dtype=np.float64,
+                 causal=False):
         self.s, self.w, self.attention, self.dtype = s, w, attention, dtype
+        self.causal = causal        # token k attends to j <= k (attention.py)
         # log clock (symdyn.model.log_clock): the time is tau, rad holds u = log r - tau
         self.log = log
         (self.laws, self.scheme_bps, self.constant, self.needs_a, self.needs_norm,
@@ -128,7 +131,7 @@ class Field:
             # A = A_off + own * theta_k: P_theta A = A_off - <A_off, theta> theta
             # exactly, without cancelling the token's own O(1) term (attention.py)
             A, own = _attention(Y, hot, None, self.attention, True, out=out, work=work,
-                                mass=mass, split_self=True)
+                                mass=mass, split_self=True, causal=self.causal)
             if self.raw:
                 own = own * rad
             along = np.einsum("mnd,mnd->mn", A, theta)
@@ -139,7 +142,7 @@ class Field:
                                           + own * (own + 2 * along), 0.0))
         else:
             A = _attention(Y, hot, qkv, self.attention, False, out=out, work=work,
-                           mass=mass)
+                           mass=mass, causal=self.causal)
             along = a_k = np.einsum("mnd,mnd->mn", A, theta)
             if self.needs_norm:
                 norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))

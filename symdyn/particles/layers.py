@@ -4,7 +4,9 @@ The rules are the schemes' own (``symdyn/model/schemes/``, docs/model.md,
 section 2); this loop hands them ``A(y)``, the attention at ``beta`` (a
 rule that rescales its input gets its temperature from that input), and
 ``field(x)``, the continuous field at ``t_k`` (at ``beta tau(t_k)``), and
-records the observables at the output layers only.
+records the observables at the output layers only. With noise
+(:mod:`symdyn.particles.noise`) each layer's rule is followed by a Gaussian
+kick of the directions; ``speed`` records the drift's.
 
 The loop around the rules allocates nothing per layer: ``A`` writes into
 buffers made once (the scores, and one output per call within a layer; a
@@ -30,8 +32,9 @@ class _Attend:
     """``A(y)`` of layer ``k``: the attention at ``beta`` of draw ``k``, into
     reused buffers (the ``i``-th call of a layer writes the ``i``-th one)."""
 
-    def __init__(self, w, beta, attention, shape, dtype):
+    def __init__(self, w, beta, attention, shape, dtype, causal=False):
         self.w, self.attention, self.shape, self.dtype = w, attention, shape, dtype
+        self.causal = causal
         self.beta = np.asarray(beta, dtype=float).reshape(-1, 1, 1)
         self.work = np.empty(shape[:2] + shape[1:2], dtype=dtype)       # (M, n, n)
         self.pool = []
@@ -45,15 +48,18 @@ class _Attend:
 
     def __call__(self, y):
         if y.shape != self.shape or y.dtype != self.dtype:      # a rule of other shapes
-            return _attention(y, self.beta, self.qkv, self.attention, self.ident)
+            return _attention(y, self.beta, self.qkv, self.attention, self.ident,
+                              causal=self.causal)
         if self.used == len(self.pool):
             self.pool.append(np.empty(self.shape, dtype=self.dtype))
         out = self.pool[self.used]
         self.used += 1
         if not self.ident:
-            out[...] = _attention(y, self.beta, self.qkv, self.attention, False)
+            out[...] = _attention(y, self.beta, self.qkv, self.attention, False,
+                                  causal=self.causal)
             return out
-        return _attention(y, self.beta, None, self.attention, True, out=out, work=self.work)
+        return _attention(y, self.beta, None, self.attention, True, out=out, work=self.work,
+                          causal=self.causal)
 
     def holds(self, x):
         """Does ``x`` live in one of the buffers (a rule that returned ``A(y)`` or a
@@ -78,18 +84,20 @@ class _FieldAt:
                      phase, draw=self.k)
 
 
-def layers(s, w, attention, theta, rad, beta, times, h, rec):
+def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise=None):
+    """Run the layers; ``noise`` (:class:`~symdyn.particles.noise.Noise`) kicks the
+    directions after each layer's rule (the noisy Euler-Maruyama layers)."""
     M, n, d = theta.shape
     layer_of = np.round(times / h).astype(int)
     total = int(layer_of[-1])
     if not w.tied and w.draws < total:
         raise ValueError(f"weights: untied weights hold {w.draws} draws but {total} "
                          f"layers are needed")
-    field = Field(s, w, attention, None, None, dtype=theta.dtype)
+    field = Field(s, w, attention, None, None, dtype=theta.dtype, causal=causal)
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
     members = np.arange(M)
-    attend = _Attend(w, beta, attention, theta.shape, theta.dtype)
+    attend = _Attend(w, beta, attention, theta.shape, theta.dtype, causal)
     at = _FieldAt(field, beta)
     update = s.layer.update
 
@@ -110,6 +118,8 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec):
             attend.layer(k)
             at.k, at.tk = k, tk
             x = update(s, x, h, tk, attend, at)
-            if attend.holds(x):         # the next layer's A would overwrite it
+            if noise is not None:       # a new array: never one of attend's buffers
+                x = noise.kick(x)
+            elif attend.holds(x):         # the next layer's A would overwrite it
                 x = x.copy()
     return total, total, f"{total} layers of step {h:g}"

@@ -48,7 +48,7 @@ from ..model.registry import Scheme, SchemeLike, run_parameters
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
-from . import merging
+from . import merging, noise
 from .arguments import (
     TOLERANCES,
     batch_shape,
@@ -128,7 +128,11 @@ def layer_times(t, step, flops=0.0):
 
 #: the options of :func:`simulate` (a scheme's parameters go in ``params=``)
 SIMULATE_OPTIONS = ("scheme", "X0", "beta", "t", "weights", "attention", "step", "rtol", "atol",
-                    "save_x", "cluster_threshold", "merge", "clock", "dtype", "method", "params")
+                    "save_x", "cluster_threshold", "merge", "clock", "dtype", "method", "params",
+                    "mask", "kappa", "seed")
+
+#: the attention masks of :func:`simulate`
+MASKS = ("full", "causal")
 
 
 class _Options(NamedTuple):
@@ -138,6 +142,9 @@ class _Options(NamedTuple):
     atol: float
     threshold: float
     merge: float
+    causal: bool
+    kappa: float | None
+    seed: int | None
 
 
 def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
@@ -146,7 +153,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              atol: float | None = None,
              save_x: bool = False, cluster_threshold: float = 0.999,
              merge: float | None = None, clock: str = "t", dtype=np.float64,
-             method: str = "auto", params: dict | None = None, **legacy) -> Simulation:
+             method: str = "auto", params: dict | None = None, mask: str = "full",
+             kappa: float | None = None, seed: int | None = None, **legacy) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters
@@ -211,6 +219,20 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         number each; defaults where omitted): the run uses
         ``scheme.bind(**params)``. (Passing them beside the options is
         deprecated.)
+    mask : {"full", "causal"}
+        ``"causal"``: token ``k`` attends only to ``j <= k`` (decoders; every
+        scheme, weights and heads; no merging). Default: full attention.
+    kappa : float, optional
+        The inverse noise level (> 0) of the noisy dynamics (needs ``step``):
+        each layer's rule is followed by
+        :math:`\\theta \\leftarrow N(\\theta + \\sqrt{2h/\\kappa}\\,\\xi)` on the
+        directions (norms kept), the Euler-Maruyama step of
+        :math:`d\\theta = \\dots dt + \\sqrt{2/\\kappa}\\, dW` on the sphere
+        (:mod:`symdyn.particles.noise`). ``None``: deterministic.
+    seed : int, optional
+        Seed of the noise (with ``kappa``): the same seed gives the same run;
+        batch members draw independent streams (``SeedSequence(seed).spawn``).
+        ``None``: fresh entropy.
 
     Raises
     ------
@@ -236,7 +258,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     if isinstance(s, Scheme):
         s = s.bind(**run_parameters(s, params, legacy, "simulate", SIMULATE_OPTIONS))
     opt = _options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock,
-                   method, save_x)
+                   method, save_x, mask, kappa, seed)
     X, (M, n, d) = batch_shape(X0)
     b = _beta(beta, M)
     w = None if weights is None else as_weights(weights, d)
@@ -246,7 +268,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     # Q = K = V = I: every velocity lies in span(x_1..x_n), so the flow is the
     # same in orthonormal coordinates of that span (R^n): exact, and d/n times
     # cheaper. Observables are rotation invariant.
-    span = (w is None or w.identity) and d > n
+    # (not with noise: the Gaussian kicks leave the span)
+    span = (w is None or w.identity) and d > n and opt.kappa is None
     heads = 1 if w is None else w.Q.shape[1]
     full = 0 if w is None or w.identity else 1.5 * d        # projections Q, K, V
     times = layer_times(t, opt.step, flops=4 * M * heads * n * d * (n + full))
@@ -258,9 +281,12 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     if opt.step is None:
         steps, nfev, msg, merged, stiff_steps = continuous(
             s, w, attention, theta, rad, b, times, opt.rtol, opt.atol, rec, opt.merge,
-            clock == "log", method)
+            clock == "log", method, opt.causal)
     else:
-        steps, nfev, msg = run_layers(s, w, attention, theta, rad, b, times, opt.step, rec)
+        kicks = (None if opt.kappa is None
+                 else noise.Noise(opt.kappa, opt.seed, opt.step, theta.shape, theta.dtype))
+        steps, nfev, msg = run_layers(s, w, attention, theta, rad, b, times, opt.step, rec,
+                                      opt.causal, kicks)
         merged = stiff_steps = 0
     check_underflow(s, rec, times, clock)
     if np.isnan(rec.gamma).any():      # never return a time that was not computed
@@ -279,21 +305,31 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
 
 
 def _options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock, method,
-             save_x) -> _Options:
+             save_x, mask="full", kappa=None, seed=None) -> _Options:
     """The checked options of :func:`simulate` (before anything is allocated)."""
     concrete(s)
     check_attention(attention)
     step = None if step is None else number(step, "step", 0, low_open=True)
     dtype, rtol, atol, threshold = precision(dtype, rtol, atol, cluster_threshold)
+    if not isinstance(mask, str) or mask not in MASKS:
+        raise ValueError(f"mask must be one of {', '.join(map(repr, MASKS))}, got {shown(mask)}")
+    causal = mask == "causal"
+    merge_given = merge is not None
     largest = merging.LARGEST[np.dtype(dtype).name]
     merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
              else number(merge, "merge", 0, largest))
+    if causal and merge > 0:
+        if merge_given:
+            raise ValueError("merge: under mask='causal' coincident tokens attend to "
+                             "different tokens, so merging them is not exact; use merge=0")
+        merge = 0.0
+    kappa, seed = noise.check(kappa, seed, step)
     check_clock(clock, s, step)
     if not isinstance(method, str) or method not in ("auto", "dop853"):
         raise ValueError(f"method must be 'auto' or 'dop853', got {shown(method)}")
     if not isinstance(save_x, (bool, np.bool_)):
         raise ValueError(f"save_x must be True or False, got {shown(save_x)}")
-    return _Options(step, dtype, rtol, atol, threshold, merge)
+    return _Options(step, dtype, rtol, atol, threshold, merge, causal, kappa, seed)
 
 
 def _beta(beta, M):

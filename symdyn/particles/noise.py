@@ -1,0 +1,88 @@
+"""The noise of the noisy layers (``kappa=``, ``seed=``, ``step=h``).
+
+The survey's noisy transformer (Rigollet, arXiv:2512.01868, section 7) is
+
+.. math:: dX_i = P_{X_i}\\Big(\\frac{1}{n}\\sum_j e^{\\beta\\langle X_i, X_j\\rangle}
+          X_j\\Big) dt + \\sqrt{2/\\kappa}\\, dW_i
+
+with :math:`W_i` independent Brownian motions on the sphere: the generator of
+the noise is :math:`\\kappa^{-1}\\Delta_{S^{d-1}}`. Each noisy layer applies the
+scheme's deterministic rule and then kicks the *direction*,
+
+.. math:: \\theta \\leftarrow N\\big(\\theta + \\sqrt{2h/\\kappa}\\,\\xi\\big),
+          \\qquad \\xi \\sim \\mathcal{N}(0, I_d),
+
+keeping the norm (radial schemes: the noise acts on the directions). Its
+expansion, :math:`E[\\Delta\\theta] = -(d-1)(h/\\kappa)\\theta + O(h^2)` and
+tangential covariance :math:`(2h/\\kappa) P_\\theta`, is the Ito form of the
+spherical Brownian motion: an Euler-Maruyama step, weak order 1 and strong
+order 1/2 (docs/model.md, section 6).
+
+Streams: member ``m`` of a batch draws from
+``Generator(PCG64(SeedSequence(seed).spawn(M)[m]))``; layer ``k`` uses its
+normals ``k n d .. (k+1) n d - 1`` (drawn in blocks of layers; the blocks do
+not change the values).
+
+Layer 2, particles.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..base.checks import number, shown
+
+#: floats drawn at once (all members, a block of layers)
+BLOCK_FLOATS = 1 << 18
+
+
+def check(kappa, seed, step):
+    """``kappa`` (None or a finite number > 0) and ``seed`` (None or an integer >= 0)."""
+    if kappa is None:
+        if seed is not None:
+            raise ValueError(f"seed: only the noisy dynamics draws random numbers; give "
+                             f"kappa=... with it (got seed={shown(seed)}, kappa=None)")
+        return None, None
+    kappa = number(kappa, "kappa", 0, low_open=True)
+    if step is None:
+        raise ValueError("step: the noisy path needs a step (step=h, the Euler-Maruyama "
+                         "layers); the continuous integrator (step=None) is deterministic")
+    if seed is not None and (isinstance(seed, (bool, np.bool_))
+                             or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be None or an integer >= 0, got {shown(seed)}")
+    return kappa, None if seed is None else int(seed)
+
+
+class Noise:
+    """Gaussian kicks ``sqrt(2h/kappa) xi`` of the directions, a stream per member."""
+
+    def __init__(self, kappa, seed, h, shape, dtype):
+        M, n, d = shape
+        self.scale = math.sqrt(2.0 * h / kappa)
+        self.rngs = [np.random.Generator(np.random.PCG64(s))
+                     for s in np.random.SeedSequence(seed).spawn(M)]
+        self.shape, self.dtype = shape, np.dtype(dtype)
+        self.block = max(1, min(256, BLOCK_FLOATS // (M * n * d)))
+        self.buffer = np.empty((M, self.block, n, d), dtype=self.dtype)
+        self.used = self.block
+
+    def draw(self):
+        """The standard normals of the next layer, (M, n, d) (a view)."""
+        if self.used == self.block:
+            for m, rng in enumerate(self.rngs):
+                rng.standard_normal(out=self.buffer[m], dtype=self.dtype)
+            self.used = 0
+        z = self.buffer[:, self.used]
+        self.used += 1
+        return z
+
+    def kick(self, x):
+        """``r N(theta + sqrt(2h/kappa) xi)`` of the tokens ``x = r theta``."""
+        z = self.draw()
+        r = np.sqrt(np.einsum("mnd,mnd->mn", x, x))[..., None]
+        y = z * self.scale
+        y += x / r
+        y *= r / np.sqrt(np.einsum("mnd,mnd->mn", y, y))[..., None]
+        return y
