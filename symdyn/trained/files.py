@@ -32,7 +32,7 @@ KNOWN = {
 }
 
 #: bump when the cache layout changes
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def need(module: str):
@@ -84,11 +84,12 @@ def cache_key(path: Path) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def cached_arrays(path: Path, make) -> dict[str, np.ndarray]:
-    """The arrays ``make()`` returns for ``path``, from the cache when present.
+def cached_arrays(path: Path, make) -> tuple[dict, dict[str, np.ndarray]]:
+    """The (metadata, arrays) ``make()`` returns for ``path``, from the cache when present.
 
-    Stored as one flat float32 file plus a JSON index (name -> offset, shape),
-    read back memory-mapped; written under temporary names, then renamed.
+    Stored as one flat float32 file plus a JSON index (metadata; name ->
+    offset, shape), read back memory-mapped (no GGUF parsing on a hit);
+    written under temporary names, then renamed.
     """
     folder = cache_dir() / "dequantized"
     key = cache_key(path)
@@ -97,9 +98,9 @@ def cached_arrays(path: Path, make) -> dict[str, np.ndarray]:
         meta = json.loads(index.read_text())
         if data.stat().st_size == 4 * meta["size"]:
             flat = np.memmap(data, dtype=np.float32, mode="r", shape=(meta["size"],))
-            return {n: flat[o:o + int(np.prod(s))].reshape(s) for n, (o, s) in
-                    meta["arrays"].items()}
-    arrays = make()
+            return meta["meta"], {n: flat[o:o + int(np.prod(s))].reshape(s) for n, (o, s)
+                                  in meta["arrays"].items()}
+    info, arrays = make()
     folder.mkdir(parents=True, exist_ok=True)
     offsets, size = {}, 0
     for n, a in arrays.items():
@@ -112,6 +113,7 @@ def cached_arrays(path: Path, make) -> dict[str, np.ndarray]:
     os.replace(tmp, data)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
     with os.fdopen(fd, "w") as f:
-        json.dump({"source": str(path.resolve()), "size": size, "arrays": offsets}, f)
+        json.dump({"source": str(path.resolve()), "size": size, "arrays": offsets,
+                   "meta": info}, f)
     os.replace(tmp, index)       # the index last: a reader never meets an index without data
-    return arrays
+    return info, arrays

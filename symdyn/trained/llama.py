@@ -40,7 +40,8 @@ def read_fields(reader) -> dict:
     for k, f in reader.fields.items():
         if k.startswith("GGUF."):
             continue
-        out[k] = f.contents()
+        v = f.contents()
+        out[k] = v.tolist() if isinstance(v, np.ndarray) else v
     return out
 
 
@@ -125,13 +126,18 @@ class Llama(Traced):
     def from_gguf(cls, path, name=None, **kw) -> Llama:
         gguf = need("gguf")
         path = Path(path)
-        reader = gguf.GGUFReader(str(path))
-        meta = read_fields(reader)
+
+        def read():
+            reader = gguf.GGUFReader(str(path))
+            meta = read_fields(reader)
+            arch = meta.get("general.architecture")
+            if arch not in ARCHITECTURES:
+                raise ValueError(f"{path.name}: general.architecture={arch!r}; supported GGUF "
+                                 f"architectures are {', '.join(ARCHITECTURES)}")
+            return meta, dequantize_all(reader)
+
+        meta, tensors = cached_arrays(path, read)
         arch = meta.get("general.architecture")
-        if arch not in ARCHITECTURES:
-            raise ValueError(f"{path.name}: general.architecture={arch!r}; supported GGUF "
-                             f"architectures are {', '.join(ARCHITECTURES)}")
-        tensors = cached_arrays(path, lambda: dequantize_all(reader))
         g = f"{arch}."
         tok = gguf_tokenizer(meta, int(meta.get(g + "context_length", 2048)))
         return cls(meta, tensors, tok, name or path.stem, **kw)
