@@ -3,7 +3,8 @@
 Nothing here uses the symbolic reduction; only the scheme's own laws
 (speed, radial, temperature: the things every path shares by design) are
 read, through sympy.lambdify. The attention runs at beta * tau(t); the laws
-get the plain beta.
+get the plain beta. ``causal=True`` masks it: token k sees j <= k (softmax
+over those; the unnormalized kernel divides by their number, k + 1 from 0).
 """
 
 from __future__ import annotations
@@ -30,17 +31,21 @@ def laws(scheme):
     return speed, radial
 
 
-def parts(scheme, theta, radius, time, beta_value, attention="softmax"):
+def parts(scheme, theta, radius, time, beta_value, attention="softmax", causal=False):
     """Attention A_k, speed s_k and radial rate of every token (docs/model.md, section 1)."""
     speed, radial = laws(scheme)
     tau = float(sp.lambdify(t, scheme.temperature, "numpy")(time))
     k = len(theta)
     scores = beta_value * tau * theta @ theta.T
+    seen = np.tril(np.ones((k, k))) if causal else np.ones((k, k))
     if attention == "softmax":
-        w = np.exp(scores - scores.max(axis=1, keepdims=True))
+        w = np.zeros((k, k))
+        for i in range(k):          # row by row, over the tokens row i sees
+            row = scores[i, seen[i] > 0]
+            w[i, seen[i] > 0] = np.exp(row - row.max())
         A = (w @ theta) / w.sum(axis=1, keepdims=True)
     else:
-        A = (np.exp(scores) @ theta) / k
+        A = ((np.exp(scores) * seen) @ theta) / seen.sum(axis=1, keepdims=True)
     a_k = np.einsum("kd,kd->k", A, theta)
     norm = np.linalg.norm(A, axis=1)
     s = np.broadcast_to(speed(time, radius, a_k, norm, k, beta_value), (k,))
@@ -48,16 +53,16 @@ def parts(scheme, theta, radius, time, beta_value, attention="softmax"):
     return A, a_k, s, np.asarray(rho, dtype=float)
 
 
-def field(scheme, theta, radius, time, beta_value, attention="softmax"):
+def field(scheme, theta, radius, time, beta_value, attention="softmax", causal=False):
     """(d theta/dt, dr/dt) of every token: d theta/dt = P_theta A / s."""
-    A, a_k, s, rho = parts(scheme, theta, radius, time, beta_value, attention)
+    A, a_k, s, rho = parts(scheme, theta, radius, time, beta_value, attention, causal)
     return (A - a_k[:, None] * theta) / s[:, None], rho
 
 
-def rk4_step(scheme, theta, radius, time, h, beta_value, attention="softmax"):
+def rk4_step(scheme, theta, radius, time, h, beta_value, attention="softmax", causal=False):
     """One classical Runge-Kutta step of the direct (theta, r) system."""
     def f(th, rr, tt):
-        return field(scheme, th, rr, tt, beta_value, attention)
+        return field(scheme, th, rr, tt, beta_value, attention, causal)
     k1 = f(theta, radius, time)
     k2 = f(theta + h / 2 * k1[0], radius + h / 2 * k1[1], time + h / 2)
     k3 = f(theta + h / 2 * k2[0], radius + h / 2 * k2[1], time + h / 2)
