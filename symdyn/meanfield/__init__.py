@@ -1,0 +1,12 @@
+"""Layer 2, meanfield: the mean-field limit n -> infinity of the attention
+dynamics and its noisy (McKean-Vlasov) version. ``stability`` derives with
+sympy the linear growth rate of each spherical-harmonic mode about the uniform
+state on S^{d-1} and the critical inverse noise level ``critical_kappa``;
+``circle`` solves the Fokker-Planck equation on the circle (d = 2) in Fourier
+modes (``mean_field``). Imports base only.
+"""
+
+from .circle import MeanField, mean_field
+from .stability import critical_kappa, growth_rate, mean_field_rates
+
+__all__ = ["MeanField", "critical_kappa", "growth_rate", "mean_field", "mean_field_rates"]
