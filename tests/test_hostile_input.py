@@ -638,7 +638,28 @@ def test_law_of_t_outside_its_range_is_a_value_error_naming_the_law():
 
 
 
-def test_high_frequency_law_has_its_leading_order_without_waiting():
+@pytest.fixture
+def memory_cap():
+    """At most 4 GiB more address space during the test (Linux): a runaway
+    simplify fails the test with MemoryError instead of filling the machine."""
+    import resource
+    try:
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+    except OSError:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = used + 4 * 2**30
+    resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY
+                                            else min(cap, hard), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def test_high_frequency_law_has_its_leading_order_without_waiting(memory_cap):
     # Found by benchmarks/fuzz.py (seed 3): simplify expanded sin(10**8*t) into
     # multiple angles until the 120 s derivation budget stopped it. Simplify only
     # tidies the coefficient: past SECONDS["tidy"] the equal, untidy form is used.
@@ -646,7 +667,7 @@ def test_high_frequency_law_has_its_leading_order_without_waiting():
     assert lo.exponent == 0 and lo.coefficient == parse("2 + sin(10**8*t)", "x", {"t": t})
 
 
-def test_control_untidied_simplify_runs_past_a_short_budget(monkeypatch):
+def test_control_untidied_simplify_runs_past_a_short_budget(monkeypatch, memory_cap):
     # Negative control: with the tidy bound switched off, the same leading order
     # does not finish within a 5 s derivation budget.
     monkeypatch.setitem(budget.SECONDS, "tidy", None)

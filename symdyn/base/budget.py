@@ -7,11 +7,19 @@ being derived and the limit. The alarm is a POSIX signal, so the bound holds
 in the main thread (the CLI, notebooks, scripts); in other threads (Dask
 workers, thread pools) the work runs unbounded.
 
+Once the deadline has passed the alarm rings again every :data:`REPEAT`
+seconds until the bounded block is left: a library that swallows the first
+interruption (mpmath's ``from_float`` has a bare ``except:`` around
+``math.frexp``) would otherwise run on without a bound (a trigsimp that grows
+by 175 MB/s filled a 24 GB machine that way). The ring is skipped while the
+interrupted frame is the bound's own clean-up (:func:`in_cleanup`).
+
 Layer 0, base.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 import threading
@@ -19,11 +27,19 @@ import time
 from collections import OrderedDict
 from contextlib import contextmanager
 
+from .trampoline import call
+
 #: Seconds a public derivation (reduce, terminal, initial velocity, leading
 #: order, derive) may take before it is stopped; ``None``: no bound.
 #: ``"tidy"``: seconds a cosmetic simplification may take (``Reduction.at``)
 #: before the unsimplified, equal expression is returned instead.
 SECONDS = {"derivation": 120.0, "tidy": 1.0}
+
+#: Seconds between the rings of an alarm whose deadline has passed (None: ring once).
+REPEAT = 0.05
+
+#: The files whose frames are a bound's clean-up, where a ring waits for the next.
+CLEANUP_FILES = {__file__, contextlib.__file__}
 
 _active = threading.local()
 _cuts = [0]      # how many times a budget has cut work short, in this process
@@ -46,8 +62,21 @@ class _Overrun(BaseException):
     """Raised by the alarm; a BaseException so sympy's ``except Exception`` lets it pass."""
 
 
+def in_cleanup(frame, files=CLEANUP_FILES) -> bool:
+    """Whether the interrupted ``frame`` runs in one of ``files`` (the bound's own
+    ``except``/``finally`` and ``contextlib``'s ``__exit__``): an alarm ringing
+    there again would escape the handler that is turning the first ring into
+    a ``ValueError``."""
+    return frame is not None and frame.f_code.co_filename in files
+
+
+def arm(seconds: float) -> None:
+    """Ring after ``seconds``, then every :data:`REPEAT` seconds until disarmed."""
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), REPEAT or 0.0)
+
+
 def _alarm(signum, frame):
-    if getattr(_active, "on", False):
+    if getattr(_active, "on", False) and not in_cleanup(frame):
         raise _Overrun
 
 
@@ -66,11 +95,12 @@ def time_limit(what: str):
         yield
         return
     previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    arm(seconds)
     _active.on = True
     try:
         yield
     except _Overrun:
+        _active.on = False
         note_cut()
         raise ValueError(f"{what}: the derivation did not finish within {seconds:g} s "
                          f"(symdyn.base.budget.SECONDS['derivation']); simplify the law or "
@@ -97,10 +127,10 @@ def within(f, *args, otherwise, seconds=None):
     ours = not outer or left == 0.0 or seconds < left
     previous = None if outer else signal.signal(signal.SIGALRM, _alarm)
     start = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds if ours else left)
+    arm(seconds if ours else left)
     _active.on, overran = True, False
     try:
-        return f(*args)
+        return call(f, *args)
     except _Overrun:
         overran = True
         note_cut()
@@ -108,11 +138,12 @@ def within(f, *args, otherwise, seconds=None):
             raise
         return otherwise
     finally:
+        if not outer:
+            _active.on = False      # first: a ring still pending now is ignored
         signal.setitimer(signal.ITIMER_REAL, 0)
         if outer and left and not (overran and not ours):
-            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - start), 1e-3))
+            arm(left - (time.monotonic() - start))
         if not outer:
-            _active.on = False
             signal.signal(signal.SIGALRM, previous)
 
 

@@ -11,6 +11,7 @@ Layer 1, model.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from collections.abc import Mapping
@@ -66,12 +67,28 @@ def _discover() -> dict[str, Entry]:
 _REGISTRY: dict[str, Entry] = _discover()
 
 
+def _key(name: str) -> str:
+    """A name as spelled in a legend or a paper, folded: ``"Post-LN"``,
+    ``"post_ln"`` and ``"post ln"`` are ``"post-ln"``."""
+    return "-".join(name.strip().lower().replace("_", " ").split())
+
+
 def entry(name: str) -> Entry:
-    """The declaration of a built-in scheme (its parameters, style, citation)."""
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"scheme: unknown scheme {shown(name)}; choose one of "
+    """The declaration of a built-in scheme (its parameters, style, citation).
+
+    Names are folded (:func:`_key`): the legends' spellings (``"Post-LN"``,
+    ``"nGPT"``) are accepted; an unknown name is refused with the closest ones.
+
+    >>> entry("Post-LN").name
+    'post-ln'
+    """
+    key = _key(name) if isinstance(name, str) else None
+    if key not in _REGISTRY:
+        close = difflib.get_close_matches(key or "", list(_REGISTRY), n=2, cutoff=0.6)
+        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+        raise ValueError(f"scheme: unknown scheme {shown(name)}; {hint}choose one of "
                          f"{', '.join(_REGISTRY)} (or sd.custom_scheme)")
-    return _REGISTRY[name]
+    return _REGISTRY[key]
 
 
 def schemes() -> list[str]:

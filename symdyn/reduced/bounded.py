@@ -19,7 +19,8 @@ from contextlib import contextmanager
 
 import sympy as sp
 
-from ..base.budget import SECONDS, note_cut, within
+from ..base.budget import CLEANUP_FILES, SECONDS, arm, in_cleanup, note_cut, within
+from ..base.trampoline import call
 
 #: The answer when the asymptotic comparison cannot be decided (see ``Terminal.reason``).
 UNDECIDED = "undecided"
@@ -35,8 +36,15 @@ class _GiveUp(BaseException):
     lets it pass)."""
 
 
+_stepping = threading.local()     # .on: a step's alarm is armed and may interrupt
+
+
 def _give_up(signum, frame):
-    raise _GiveUp
+    if getattr(_stepping, "on", False) and not in_cleanup(frame, _CLEANUP):
+        raise _GiveUp
+
+
+_CLEANUP = CLEANUP_FILES | {__file__}
 
 
 class Steps:
@@ -71,7 +79,7 @@ class Steps:
                 return None
         try:
             with self._alarm(seconds):
-                return fn(*args)
+                return call(fn, *args)
         except _GiveUp:
             self.timed_out = True
             note_cut()
@@ -87,17 +95,18 @@ class Steps:
         outer = signal.getitimer(signal.ITIMER_REAL)[0]
         start = time.monotonic()
         previous = signal.signal(signal.SIGALRM, _give_up)
-        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))
+        _stepping.on = True
+        arm(seconds)                # rings again until disarmed (budget.REPEAT)
         try:
             yield
         finally:
+            _stepping.on = False    # first: a ring still pending now is ignored
             try:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             finally:
                 signal.signal(signal.SIGALRM, previous)
                 if outer > 0:       # re-arm the enclosing budget's alarm
-                    left = outer - (time.monotonic() - start)
-                    signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3))
+                    arm(outer - (time.monotonic() - start))
 
 
 @contextmanager
