@@ -100,6 +100,7 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise
     attend = _Attend(w, beta, attention, theta.shape, theta.dtype, causal)
     at = _FieldAt(field, beta)
     update = s.layer.update
+    on_sphere = bool(s.on_sphere)       # the rule returns unit tokens
 
     def where(k):
         return f"layer {k} (t = {k * h:g}) with step = {h:g}; use a smaller step"
@@ -119,7 +120,7 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise
             at.k, at.tk = k, tk
             x = update(s, x, h, tk, attend, at)
             if noise is not None:       # a new array: never one of attend's buffers
-                x = noise.kick(x)
+                x = noise.kick(x, on_sphere)
             elif attend.holds(x):         # the next layer's A would overwrite it
                 x = x.copy()
     return total, total, f"{total} layers of step {h:g}"

@@ -78,11 +78,15 @@ class Noise:
         self.used += 1
         return z
 
-    def kick(self, x):
-        """``r N(theta + sqrt(2h/kappa) xi)`` of the tokens ``x = r theta``."""
-        z = self.draw()
+    def kick(self, x, on_sphere=False):
+        """``r N(theta + sqrt(2h/kappa) xi)`` of the tokens ``x = r theta``
+        (``on_sphere``: ``|x| = 1``, ``N(x + sqrt(2h/kappa) xi)``)."""
+        y = np.multiply(self.draw(), self.scale)
+        if on_sphere:
+            y += x
+            y /= np.sqrt(np.einsum("mnd,mnd->mn", y, y))[..., None]
+            return y
         r = np.sqrt(np.einsum("mnd,mnd->mn", x, x))[..., None]
-        y = z * self.scale
         y += x / r
         y *= r / np.sqrt(np.einsum("mnd,mnd->mn", y, y))[..., None]
         return y
