@@ -14,6 +14,7 @@ from collections.abc import Callable
 from symdyn.output.formatting import markdown_table
 
 from . import (
+    causal,
     clustering,
     general_starts,
     initial_velocity,
@@ -26,7 +27,7 @@ from .result import Result
 
 #: name -> module, in the order of the claims in docs/model.md, section 5.
 CHECKS = {m.NAME: m for m in (clustering, symmetric, initial_velocity, terminal_velocity,
-                              general_starts, phase_transition, published)}
+                              general_starts, phase_transition, published, causal)}
 
 
 def run(quick: bool = True, only=None,

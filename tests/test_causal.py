@@ -180,3 +180,14 @@ def test_bad_mask_and_merge():
         sd.simulate("post-ln", X0, 1.0, [0.0, 1.0], mask="decoder")
     with pytest.raises(ValueError, match="merge"):
         sd.simulate("post-ln", X0, 1.0, [0.0, 1.0], mask="causal", merge=1e-8)
+
+
+# --- the proofs_check claim -------------------------------------------------------------
+
+def test_causal_collapse_claim_fails_under_full_attention():
+    """Control of proofs_check's causal-collapse (its PASS runs in test_proofs_check):
+    under full attention the tokens do not converge to x_1(0)."""
+    from proofs_check import causal
+    res = causal.check(quick=True, mask="full")
+    assert res.verdict == "FAIL"
+    assert {f.split(":")[0] for f in res.failures} == {"particles", "layers"}
