@@ -75,17 +75,30 @@ def test_table_of_schemes_against_the_derivations():
     for name in sd.schemes():
         term = sd.terminal(name)
         assert df.loc[name, "terminal law"] == term.law
-        assert df.loc[name, "1 - gamma ~"] == f"${latex(term.epsilon)}$"
+        assert df.loc[name, "1 - gamma"] == f"${latex(term.epsilon)}$"
     assert df.loc["peri-ln", "order in n"] == r"$\Theta(\frac{1}{\sqrt{n}})$"
     assert df.loc["post-ln", "order in n"] != df.loc["peri-ln", "order in n"]   # control
     tex = sd.table(["post-ln", "pre-ln"], format="latex")
     lines = tex.splitlines()
-    assert lines[1].startswith(r"\begin{tabular}{lllllllll}")
+    assert lines[1] == r"\begin{tabular}{lllllll}"          # the paper's six columns
     assert [ln for ln in lines if ln.endswith(r"\\")].__len__() == 3        # head + 2 rows
     assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
     assert balanced(tex)
+    head, first = lines[3], lines[5]
+    assert "~" not in head and r"$1-\gamma$" in head and r"$\dot\gamma(0)$" in head
+    assert first.startswith("Post-LN & $1$ & $0$ &") and "reduced" not in head
     with pytest.raises(ValueError, match="format"):
         sd.table(format="html")
+
+
+def test_table_columns_are_chosen_by_name_and_one_scheme_is_a_list_of_one():
+    df = sd.table("ln-scaling", columns=["temperature", "terminal law"])
+    assert list(df.columns) == ["temperature", "terminal law"] and list(df.index) == ["ln-scaling"]
+    assert df.loc["ln-scaling", "temperature"] == f"${latex(sd.scheme('ln-scaling').temperature)}$"
+    assert df.loc["ln-scaling", "terminal law"] == sd.terminal("ln-scaling").law
+    assert len(sd.table().columns) == len(sd.reduced.summary.TABLE_COLUMNS)   # all by default
+    with pytest.raises(ValueError, match="columns: unknown column 'gamma'.*terminal law"):
+        sd.table(columns=["gamma"])
 
 
 def test_sparkline_of_a_flat_or_short_curve():

@@ -138,29 +138,53 @@ def _attempt(f, *args, **kwargs):
         return str(exc)
 
 
-#: The columns of :func:`table`, in order.
-TABLE_COLUMNS = ("speed", "radial rate", "reduced ODE", "initial velocity", "order in n",
-                 "terminal law", "1 - gamma ~", "rate")
+#: The columns of :func:`table` (the keys of ``columns=``), in order, with the
+#: header each gets in LaTeX.
+TABLE_COLUMNS = {
+    "speed": "$s$",
+    "radial rate": r"$\dot r$",
+    "temperature": r"$\tau$",
+    "reduced ODE": r"$\dot\gamma$",
+    "initial velocity": r"$\dot\gamma(0)$",
+    "order in n": "order in $n$",
+    "terminal law": "terminal law",
+    "1 - gamma": r"$1-\gamma$, $t\to\infty$",
+    "rate": r"rate $\lambda$",
+}
+#: The columns of the paper's comparison (the default of ``format="latex"``).
+PAPER_COLUMNS = ("speed", "radial rate", "initial velocity", "order in n", "terminal law",
+                 "1 - gamma")
 
 
-def table(schemes=None, attention: str = "softmax", format: str = "dataframe"):
+def table(schemes=None, attention: str = "softmax", format: str = "dataframe",
+          columns=None):
     """The comparison of schemes the paper tabulates, one row per scheme.
 
-    Columns (:data:`TABLE_COLUMNS`): the speed law and radial rate, the reduced
-    ODE :math:`\\dot\\gamma`, the initial velocity at an orthogonal start and
-    its order in :math:`n`, the terminal law, the leading :math:`1-\\gamma`
-    and the rate. ``format="dataframe"``: a ``pandas.DataFrame`` of LaTeX
-    cells (index: scheme); ``"latex"``: a booktabs ``tabular`` ready to paste
-    (needs ``\\usepackage{booktabs}``).
+    Columns (:data:`TABLE_COLUMNS`): the speed law and radial rate, the
+    temperature law, the reduced ODE :math:`\\dot\\gamma`, the initial velocity
+    at an orthogonal start and its order in :math:`n`, the terminal law, the
+    leading :math:`1-\\gamma` and the rate. ``format="dataframe"``: a
+    ``pandas.DataFrame`` of LaTeX cells (index: the scheme's name; all
+    columns by default); ``"latex"``: a booktabs ``tabular`` ready to paste
+    (needs ``\\usepackage{booktabs}``), with math headers, the legends' names
+    (Post-LN) and :data:`PAPER_COLUMNS` by default. ``columns``: a list of
+    column names, in the order wanted. ``schemes``: names or Schemes, or one.
 
     Examples
     --------
     >>> import symdyn as sd
     >>> df = sd.table(["post-ln", "pre-ln"])
-    >>> df.loc["pre-ln", "terminal law"], df.loc["post-ln", "1 - gamma ~"]
+    >>> df.loc["pre-ln", "terminal law"], df.loc["post-ln", "1 - gamma"]
     ('polynomial', '$C e^{- 2 t}$')
-    >>> print(sd.table(["post-ln"], format="latex").splitlines()[2])
+    >>> print(sd.table("post-ln", format="latex", columns=["terminal law", "rate"]))
+    % symdyn: sd.table(..., format='latex'); needs \\usepackage{booktabs}
+    \\begin{tabular}{lll}
     \\toprule
+    scheme & terminal law & rate $\\lambda$ \\\\
+    \\midrule
+    Post-LN & exponential & $2$ \\\\
+    \\bottomrule
+    \\end{tabular}
     """
     import pandas as pd
 
@@ -168,31 +192,57 @@ def table(schemes=None, attention: str = "softmax", format: str = "dataframe"):
 
     if format not in ("dataframe", "latex"):
         raise ValueError(f"format: must be 'dataframe' or 'latex', got {shown(format)}")
-    names = builtin_names() if schemes is None else list(schemes)
-    rows = {}
+    wanted = _columns(columns, format)
+    if schemes is None:
+        names = builtin_names()
+    elif isinstance(schemes, (str, Scheme)):
+        names = [schemes]
+    else:
+        names = list(schemes)
+    rows, labels = {}, {}
     for s in names:
         d = derive(s, attention)
-        o = d.initial_velocity_order
-        rows[d.scheme.name] = [
-            _math(d.scheme.speed), _math(d.scheme.radial), _math(d.reduction.gamma_dot),
-            _math(d.initial_velocity),
-            "n/a" if o is None else rf"$\Theta({latex(o.var ** o.exponent)})$",
-            d.terminal.law, _math(d.terminal.epsilon), _math(d.terminal.rate)]
-    df = pd.DataFrame.from_dict(rows, orient="index", columns=list(TABLE_COLUMNS))
+        cells = _cells(d)
+        rows[d.scheme.name] = [cells[c] for c in wanted]
+        labels[d.scheme.name] = d.scheme.style.label if d.scheme.style else d.scheme.name
+    df = pd.DataFrame.from_dict(rows, orient="index", columns=list(wanted))
     df.index.name = "scheme"
-    return df if format == "dataframe" else _booktabs(df)
+    return df if format == "dataframe" else _booktabs(df, labels)
+
+
+def _columns(columns, format) -> tuple[str, ...]:
+    if columns is None:
+        return PAPER_COLUMNS if format == "latex" else tuple(TABLE_COLUMNS)
+    if isinstance(columns, str):
+        columns = [columns]
+    wanted = tuple(columns)
+    unknown = [c for c in wanted if c not in TABLE_COLUMNS]
+    if unknown or not wanted:
+        raise ValueError(f"columns: unknown column {shown(unknown[0]) if unknown else '(none)'}"
+                         f"; choose from {', '.join(TABLE_COLUMNS)}")
+    return wanted
+
+
+def _cells(d: Derivation) -> dict[str, str]:
+    o = d.initial_velocity_order
+    return {"speed": _math(d.scheme.speed), "radial rate": _math(d.scheme.radial),
+            "temperature": _math(d.scheme.temperature),
+            "reduced ODE": _math(d.reduction.gamma_dot),
+            "initial velocity": _math(d.initial_velocity),
+            "order in n": "n/a" if o is None else rf"$\Theta({latex(o.var ** o.exponent)})$",
+            "terminal law": d.terminal.law, "1 - gamma": _math(d.terminal.epsilon),
+            "rate": _math(d.terminal.rate)}
 
 
 def _math(expr) -> str:
     return "undecided" if expr is None or isinstance(expr, str) else f"${latex(expr)}$"
 
 
-def _booktabs(df) -> str:
+def _booktabs(df, labels) -> str:
     def esc(text):
         return text if text.startswith("$") else text.replace("_", r"\_").replace("&", r"\&")
-    head = " & ".join(["scheme", *(esc(c).replace("1 - gamma ~", r"$1-\gamma \sim$")
-                                   for c in df.columns)])
-    body = [" & ".join([esc(name), *(esc(str(v)) for v in row)]) + r" \\"
+    head = " & ".join(["scheme", *(TABLE_COLUMNS[c] for c in df.columns)])
+    body = [" & ".join([esc(labels[name]), *(esc(str(v)) for v in row)]) + r" \\"
             for name, row in df.iterrows()]
     return "\n".join([r"% symdyn: sd.table(..., format='latex'); needs \usepackage{booktabs}",
                       r"\begin{tabular}{" + "l" * (len(df.columns) + 1) + "}", r"\toprule",
