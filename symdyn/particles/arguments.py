@@ -7,12 +7,22 @@ Layer 2, particles.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
-from ..base.checks import RTOL_FLOOR, memory, number, real_array, shown, tolerance
+from ..base.checks import (
+    RTOL_FLOOR,
+    check_attention,
+    memory,
+    number,
+    real_array,
+    shown,
+    tolerance,
+)
 from ..model.law_limits import R_UNDERFLOW, underflow
 from ..model.symbols import SCHEME_SYMBOLS
+from . import merging, noise
 from .field import NONE
 
 
@@ -138,3 +148,48 @@ def workspace(M, n, d, K, span, step, save_x):
         "save_x (batch x times x n x d)": 2 * M * K * n * d if save_x else 0,
     }
     memory(8 * sum(parts.values()), f"simulate: mostly {max(parts, key=parts.get)}")
+
+
+#: the attention masks of :func:`simulate`
+MASKS = ("full", "causal")
+
+
+class Options(NamedTuple):
+    """The checked options of a run."""
+    step: float | None
+    dtype: type
+    rtol: float
+    atol: float
+    threshold: float
+    merge: float
+    causal: bool
+    kappa: float | None
+    seed: int | None
+
+
+def options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock, method,
+             save_x, mask="full", kappa=None, seed=None) -> Options:
+    """The checked options of :func:`simulate` (before anything is allocated)."""
+    concrete(s)
+    check_attention(attention)
+    step = None if step is None else number(step, "step", 0, low_open=True)
+    dtype, rtol, atol, threshold = precision(dtype, rtol, atol, cluster_threshold)
+    if not isinstance(mask, str) or mask not in MASKS:
+        raise ValueError(f"mask must be one of {', '.join(map(repr, MASKS))}, got {shown(mask)}")
+    causal = mask == "causal"
+    merge_given = merge is not None
+    largest = merging.LARGEST[np.dtype(dtype).name]
+    merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
+             else number(merge, "merge", 0, largest))
+    if causal and merge > 0:
+        if merge_given:
+            raise ValueError("merge: under mask='causal' coincident tokens attend to "
+                             "different tokens, so merging them is not exact; use merge=0")
+        merge = 0.0
+    kappa, seed = noise.check(kappa, seed, step)
+    check_clock(clock, s, step)
+    if not isinstance(method, str) or method not in ("auto", "dop853"):
+        raise ValueError(f"method must be 'auto' or 'dop853', got {shown(method)}")
+    if not isinstance(save_x, (bool, np.bool_)):
+        raise ValueError(f"save_x must be True or False, got {shown(save_x)}")
+    return Options(step, dtype, rtol, atol, threshold, merge, causal, kappa, seed)

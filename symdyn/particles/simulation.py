@@ -37,26 +37,23 @@ Layer 2, particles.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.checks import check_attention, finite_array, number, output_times, shown
+from ..base.checks import finite_array, output_times, shown
 from ..model.law_limits import check_speed
 from ..model.registry import Scheme, SchemeLike, run_parameters
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
-from . import merging, noise
+from . import noise
 from .arguments import (
     TOLERANCES,
     batch_shape,
-    check_clock,
     check_underflow,
     checked_tokens,
-    concrete,
-    precision,
+    options,
     workspace,
 )
 from .continuous import continuous
@@ -130,22 +127,6 @@ def layer_times(t, step, flops=0.0):
 SIMULATE_OPTIONS = ("scheme", "X0", "beta", "t", "weights", "attention", "step", "rtol", "atol",
                     "save_x", "cluster_threshold", "merge", "clock", "dtype", "method", "params",
                     "mask", "kappa", "seed")
-
-#: the attention masks of :func:`simulate`
-MASKS = ("full", "causal")
-
-
-class _Options(NamedTuple):
-    step: float | None
-    dtype: type
-    rtol: float
-    atol: float
-    threshold: float
-    merge: float
-    causal: bool
-    kappa: float | None
-    seed: int | None
-
 
 def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              weights: Weights | tuple | None = None, attention: str = "softmax",
@@ -257,7 +238,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     s = resolve(scheme)
     if isinstance(s, Scheme):
         s = s.bind(**run_parameters(s, params, legacy, "simulate", SIMULATE_OPTIONS))
-    opt = _options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock,
+    opt = options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock,
                    method, save_x, mask, kappa, seed)
     X, (M, n, d) = batch_shape(X0)
     b = _beta(beta, M)
@@ -302,34 +283,6 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
                       opt.threshold, steps, nfev, msg, merged, clock, stiff_steps,
                       {k: out(v) for k, v in rec.bound.items()}, out(rec.spread),
                       out(rec.offset))
-
-
-def _options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock, method,
-             save_x, mask="full", kappa=None, seed=None) -> _Options:
-    """The checked options of :func:`simulate` (before anything is allocated)."""
-    concrete(s)
-    check_attention(attention)
-    step = None if step is None else number(step, "step", 0, low_open=True)
-    dtype, rtol, atol, threshold = precision(dtype, rtol, atol, cluster_threshold)
-    if not isinstance(mask, str) or mask not in MASKS:
-        raise ValueError(f"mask must be one of {', '.join(map(repr, MASKS))}, got {shown(mask)}")
-    causal = mask == "causal"
-    merge_given = merge is not None
-    largest = merging.LARGEST[np.dtype(dtype).name]
-    merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
-             else number(merge, "merge", 0, largest))
-    if causal and merge > 0:
-        if merge_given:
-            raise ValueError("merge: under mask='causal' coincident tokens attend to "
-                             "different tokens, so merging them is not exact; use merge=0")
-        merge = 0.0
-    kappa, seed = noise.check(kappa, seed, step)
-    check_clock(clock, s, step)
-    if not isinstance(method, str) or method not in ("auto", "dop853"):
-        raise ValueError(f"method must be 'auto' or 'dop853', got {shown(method)}")
-    if not isinstance(save_x, (bool, np.bool_)):
-        raise ValueError(f"save_x must be True or False, got {shown(save_x)}")
-    return _Options(step, dtype, rtol, atol, threshold, merge, causal, kappa, seed)
 
 
 def _beta(beta, M):
