@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1] / "symdyn"
 
 #: a subpackage's layer; modules at the package's top (cli) stand above all
 LAYERS = {"base": 0, "model": 1, "ode": 1, "reduced": 2, "particles": 2, "meanfield": 2,
-          "studies": 3, "trained": 3, "output": 4}
+          "studies": 3, "trained": 3, "output": 4, "cli": 5}
 TOP = 5
-FACADES = ("symdyn", "symdyn.__main__", "symdyn._moved")
+FACADES = ("symdyn", "symdyn.__main__", "symdyn.cli.__main__", "symdyn._moved")
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:

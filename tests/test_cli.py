@@ -47,7 +47,13 @@ def test_derive_custom_and_parameters(capsys):
     (["derive", "custom", "--speed", "r", "--radial", "a+"], "radial"),
     (["derive", "mix-ln", "--t-switch", "-1"], "t_switch"),
     (["derive", "ngpt", "--alpha", "beta"], "alpha"),
-    ([], "command"),
+    (["derive", "postln"], "did you mean 'post-ln'"),
+    (["derive", "custom", "--speed", "A_norm/(1 + c*t)", "--param", "c"], "--param"),
+    (["derive", "custom", "--speed", "A_norm/(1 + c*t)", "--param", "c=x"], "--param"),
+    (["derive", "post-ln", "--param", "c=1"], "params"),
+    (["solve", "post-ln", "--n", "1", "--beta", "1", "--gamma0", "0", "--t-max", "1"], "--n"),
+    (["solve", "post-ln", "--n", "8.5", "--beta", "1", "--gamma0", "0", "--t-max", "1"], "--n"),
+    (["table", "--columns", "gamma"], "columns"),
 ])
 def test_bad_input_one_line_exit_2(argv, culprit):
     proc = run(*argv)
@@ -243,7 +249,7 @@ def test_exit_statuses_differ_and_are_in_the_help(monkeypatch, capsys):
         assert line in text
     assert main(["derive", "layernorm"]) == 2                     # control: bad input
     assert _one_line_error(capsys).startswith("symdyn: error: ")
-    monkeypatch.setattr(cli, "_derive", lambda args: {}["x"])
+    monkeypatch.setitem(cli.COMMANDS, "derive", lambda args: {}["x"])
     assert main(["derive", "post-ln"]) == 3
     assert _one_line_error(capsys).startswith("symdyn: internal error (KeyError)")
 
@@ -268,13 +274,13 @@ def test_report_into_a_read_only_folder_is_refused_before_the_work(tmp_path, mon
 
     import symdyn.cli as cli
 
-    monkeypatch.setattr(cli, "build_report", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(cli.commands, "build_report", lambda *a, **k: pytest.fail("work started"))
     refuse_writes(monkeypatch, tmp_path)
     assert main(["report", "--out", str(tmp_path), "--quick"]) == 2
     assert _one_line_error(capsys) == (f"symdyn: error: --out: cannot write to "
                                        f"'{tmp_path}' (Read-only file system)")
     monkeypatch.undo()
-    monkeypatch.setattr(cli, "build_report", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(cli.commands, "build_report", lambda *a, **k: pytest.fail("work started"))
     (tmp_path / "README.md").write_text("an earlier report")      # a rerun, README read-only
     refuse_writes(monkeypatch, tmp_path, names="README.md")
     assert main(["report", "--out", str(tmp_path)]) == 2
@@ -311,7 +317,7 @@ def test_control_only_errors_on_a_file_are_blamed_on_the_file(tmp_path, monkeypa
     def fail(*args, **kw):
         raise error
 
-    monkeypatch.setattr(cli, "build_report", fail)
+    monkeypatch.setattr(cli.commands, "build_report", fail)
     assert main(["report", "--out", str(tmp_path)]) == status
     assert _one_line_error(capsys).startswith(start)
 
@@ -392,3 +398,141 @@ def test_every_entry_parameter_is_an_option(capsys):
     # control: a parameter the scheme does not declare is refused, naming it
     assert main(["derive", "post-ln", "--layers", "24"]) == 2
     assert "layers" in capsys.readouterr().err
+
+
+# --- A CLI that teaches (issue 28): help, examples, names, parameters, LaTeX ---------
+
+def _subcommands():
+    from symdyn.cli.parser import EXAMPLES
+    return list(EXAMPLES)
+
+
+def test_bare_symdyn_lists_every_command_with_a_sentence():
+    proc = run()
+    assert proc.returncode == 0 and proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    for name in _subcommands():
+        at = next(i for i, ln in enumerate(lines) if ln.split()[:1] == [name])
+        words = lines[at].split()
+        if words == [name]:                                 # a long name wraps
+            words += lines[at + 1].split()
+        assert len(words) > 3, f"{name}: {words}"           # the name and a sentence
+
+
+@pytest.mark.parametrize("command", _subcommands())
+def test_help_gives_every_option_a_sentence_its_default_and_examples(command, capsys):
+    from symdyn.cli.parser import EXAMPLES, build_parser
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert "`" not in text and ":func:" not in text                  # no reST in a terminal
+    assert "examples:" in text and all(x in text for x in EXAMPLES[command])
+    sub = build_parser()._subparsers._group_actions[0].choices[command]
+    for action in sub._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        assert action.help and len(action.help.split()) >= 2, action.dest
+        if not (action.default is None or action.default is False or action.default == []):
+            shown = " ".join(map(str, action.default)) if isinstance(action.default, list) \
+                else str(action.default)
+            assert f"(default: {shown})" in " ".join(text.split()), action.dest
+
+
+def test_control_the_help_test_sees_a_missing_default(capsys):
+    from symdyn.cli import parser as cli_parser
+
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    with_defaults = " ".join(capsys.readouterr().out.split())
+    plain = cli_parser.Formatter._get_help_string
+    try:
+        cli_parser.Formatter._get_help_string = lambda self, action: action.help or ""
+        with pytest.raises(SystemExit):
+            main(["simulate", "--help"])
+    finally:
+        cli_parser.Formatter._get_help_string = plain
+    without = " ".join(capsys.readouterr().out.split())
+    assert "(default: 16)" in with_defaults and "(default: 16)" not in without
+
+
+@pytest.mark.parametrize("line", [x for c in ("schemes", "derive", "solve", "simulate", "table")
+                                  for x in __import__("symdyn.cli.parser", fromlist=["x"])
+                                  .EXAMPLES[c]])
+def test_every_quick_example_of_the_help_runs(line, tmp_path, monkeypatch, capsys):
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(line)[1:]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.strip()
+
+
+def test_scheme_names_as_the_legends_spell_them(capsys):
+    assert main(["derive", "Post-LN"]) == 0
+    assert capsys.readouterr().out.startswith("post-ln (softmax attention)")
+    assert main(["derive", "LN_Scaling", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["scheme"] == "ln-scaling" and out["temperature"]["text"] == "1/(t + 1)"
+
+
+def test_param_gives_free_parameters_their_values(capsys):
+    assert main(["solve", "custom", "--speed", "A_norm/(1 + c*t)", "--param", "c=0.5",
+                 "--n", "8", "--beta", "1", "--gamma0", "0", "--t-max", "2",
+                 "--points", "2", "--format", "json"]) == 0
+    half = float(json.loads(capsys.readouterr().out)["rows"][-1][1])
+    assert main(["solve", "custom", "--speed", "A_norm/(1 + c*t)", "--param", "c=2",
+                 "--n", "8", "--beta", "1", "--gamma0", "0", "--t-max", "2",
+                 "--points", "2", "--format", "json"]) == 0
+    two = float(json.loads(capsys.readouterr().out)["rows"][-1][1])
+    import symdyn as sd
+    for c, got in ((0.5, half), (2.0, two)):
+        s = sd.custom_scheme("custom", "A_norm/(1 + c*t)", params={"c": c})
+        want = sd.solve(s, n=8, beta=1, gamma0=0, t=[0, 2]).gamma[-1]
+        assert got == pytest.approx(float(want), rel=1e-12)
+    assert two > half    # control: the value reached the solver (1 + c t speeds it up)
+
+
+def test_solve_counts_tokens_in_integers(capsys):
+    assert main(["solve", "post-ln", "--n", "1e1", "--beta", "1", "--gamma0", "0",
+                 "--t-max", "1", "--points", "2", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 10
+    assert main(["solve", "post-ln", "--n", "1", "--beta", "1", "--gamma0", "0",
+                 "--t-max", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "array(" not in err and "integer >= 2, got '1'" in err
+
+
+def test_init_offers_the_standard_gaussian_of_theorem_3_1():
+    import numpy as np
+
+    from symdyn.studies.runs import batch_start
+
+    d = 64
+    std, _ = batch_start("standard-gaussian", 400, d, 0.0, 1, "identity")
+    scaled, _ = batch_start("gaussian", 400, d, 0.0, 1, "identity")
+    # E|x|^2 = d for N(0, I_d), 1 for N(0, I_d/d); the mean of 400 is within 1%
+    assert np.mean(np.sum(std**2, -1)) == pytest.approx(d, rel=0.03)
+    assert np.mean(np.sum(scaled**2, -1)) == pytest.approx(1.0, rel=0.03)
+
+
+def test_derive_latex_is_a_table_for_a_paper(capsys):
+    assert main(["derive", "ln-scaling", "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    lines = tex.strip().splitlines()
+    assert lines[1] == r"\begin{tabular}{ll}" and lines[-1] == r"\end{tabular}"
+    assert r"\multicolumn{2}{l}{LN-Scaling, softmax attention}" in tex
+    assert r"temperature $\tau$" in tex and r"& $\frac{1}{t + 1}$ \\" in tex
+    body = [ln for ln in lines if ln.endswith(r"\\")]
+    assert all(ln.count("&") == 1 for ln in body[1:])              # two columns each
+    assert tex.count("{") == tex.count("}") and tex.count("$") % 2 == 0
+
+
+def test_table_command_latex_with_columns(capsys):
+    assert main(["table", "post-ln", "pre-ln", "--format", "latex",
+                 "--columns", "order in n", "terminal law"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\begin{tabular}{lll}" in tex
+    assert r"Post-LN & $\Theta(\frac{1}{n})$ & exponential \\" in tex
+    assert r"Pre-LN & $\Theta(\frac{1}{n})$ & polynomial \\" in tex
+    assert main(["table", "peri-ln", "--format", "csv", "--columns", "terminal law"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["scheme,terminal law", "peri-ln,polynomial"]

@@ -77,18 +77,51 @@ class Derivation:
         rows = [(r"\text{" + label + "}", cell(label, f)) for label, f in self.rows("latex")]
         return formula_table(f"{self.scheme.name}, {self.reduction.attention} attention", rows)
 
+    def latex_table(self) -> str:
+        """The derivation as a booktabs ``tabular`` for a paper (labels in math)."""
+        words = ("undecided", "not a power of n")
+        rows = [f"{_LATEX_LABELS[label]} & "
+                f"{_text(v) if label == 'terminal law' or v in words else '$' + v + '$'} \\\\"
+                for label, v in self.rows("latex")]
+        name = self.scheme.style.label if self.scheme.style else self.scheme.name
+        return "\n".join([
+            f"% symdyn: derive {self.scheme.name}; needs \\usepackage{{booktabs}}",
+            r"\begin{tabular}{ll}", r"\toprule",
+            rf"\multicolumn{{2}}{{l}}{{{name}, {self.reduction.attention} attention}} \\",
+            r"\midrule", *rows, r"\bottomrule", r"\end{tabular}"])
+
     def as_dict(self) -> dict:
         """JSON-ready: every formula as a sympy string and as LaTeX."""
         text, latex = self.rows("text"), self.rows("latex")
         out = {"scheme": self.scheme.name, "attention": self.reduction.attention,
                "params": {k: str(v) for k, v in self.scheme.params}}
-        keys = ["speed", "radial", "gamma_dot", "r_dot", "initial_velocity",
+        keys = ["speed", "radial", *(["temperature"] if self.scheme.tempered else []),
+                "gamma_dot", "r_dot", "initial_velocity",
                 "initial_velocity_order", "initial_token_speed",
                 "initial_token_speed_order", "terminal_law", "terminal_epsilon",
                 "terminal_gamma_dot"]
         for key, (_, txt), (_, tex) in zip(keys, text, latex, strict=True):
             out[key] = txt if key == "terminal_law" else {"text": txt, "latex": tex}
         return out
+
+
+_LATEX_LABELS = {
+    "speed s": "speed $s$", "radial rate dr/dt": r"radial rate $\dot r$",
+    "temperature tau (attention at beta*tau)": r"temperature $\tau$ (attention at $\beta\tau$)",
+    "d gamma/dt": r"$\dot\gamma$", "d r/dt": r"$\dot r$",
+    "d gamma/dt at t = 0 (gamma0 = 0)": r"$\dot\gamma(0)$, $\gamma_0 = 0$",
+    "  order as n -> oo": r"\quad order as $n\to\infty$",
+    "|d theta/dt| at t = 0 (gamma0 = 0)": r"$|\dot\theta(0)|$, $\gamma_0 = 0$",
+    "terminal law": "terminal law", "1 - gamma ~": r"$1-\gamma\sim$",
+    "d gamma/dt ~": r"$\dot\gamma\sim$",
+}
+
+
+def _text(words: str) -> str:
+    """Plain words in a LaTeX cell: its special characters escaped."""
+    return "".join({"\\": r"\textbackslash{}", "~": r"\textasciitilde{}",
+                     "^": r"\textasciicircum{}"}.get(c, "\\" + c if c in "_%&#${}" else c)
+                    for c in words)
 
 
 def _order(expr):

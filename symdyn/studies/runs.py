@@ -111,11 +111,14 @@ def simulated_check(s, params, L, n, d, beta, gamma0, attention, seed) -> dict:
 
 def batch_start(start: str, n: int, d: int, gamma0: float, seeds: int, weight: str):
     """``(X0, weights)`` of one batch of ``seeds`` starts drawn from seed 0 (the
-    command line's ``simulate``): ``start`` ``"sphere"``, ``"gaussian"`` (std
-    ``1/sqrt(d)``: norms near 1) or ``"equiangular"`` (cosine ``gamma0``);
+    command line's ``simulate``): ``start`` ``"sphere"``, ``"standard-gaussian"``
+    (``N(0, I_d)``, Theorem 3.1's start: norms near ``sqrt(d)``), ``"gaussian"``
+    (``N(0, I_d/d)``: norms near 1) or ``"equiangular"`` (cosine ``gamma0``);
     ``weight`` ``"identity"`` (``None``) or ``"kaiming"`` (seed 0)."""
     if start == "equiangular":
         X0 = init.equiangular(n, d, gamma0, batch=seeds, seed=0)
+    elif start == "standard-gaussian":
+        X0 = init.gaussian(n, d, scale=1.0, batch=seeds, seed=0)
     elif start == "gaussian":
         X0 = init.gaussian(n, d, scale=d**-0.5, batch=seeds, seed=0)
     else:

@@ -1,0 +1,275 @@
+"""The ``symdyn`` command line's arguments: every option with a sentence and
+its default, every command with examples that run.
+
+Layer 5, the top (entry points).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+
+from ..base.checks import ATTENTIONS
+from ..base.version import __version__
+from ..model.registry import entry, schemes
+from ..reduced.summary import FORMATS, TABLE_COLUMNS
+
+#: The exit status of ``symdyn`` (and of ``python -m symdyn.proofs_check``).
+EXIT_CODES = """\
+exit status:
+  0    done (verify: every claim PASSed)
+  1    verify: a claim FAILed
+  2    bad usage or input, an output that cannot be written, a scheduler that
+       cannot be reached, or a problem too large for this machine
+  3    internal error (a bug: set SYMDYN_TRACEBACK=1 for the traceback)
+  130  interrupted (Ctrl-C)"""
+
+#: Example lines per command (``tests/test_cli.py`` runs the quick ones).
+EXAMPLES = {
+    "schemes": ["symdyn schemes"],
+    "derive": ["symdyn derive pre-ln",
+               "symdyn derive Post-LN --format latex",
+               "symdyn derive custom --speed 'r*A_norm**2' --radial a",
+               "symdyn derive custom --speed 'A_norm/(1 + c*t)' --param c=0.5"],
+    "solve": ["symdyn solve post-ln --n 16 --beta 1 --gamma0 0 --t-max 10",
+              "symdyn solve pre-ln --n 8 32 --beta 1 --gamma0 0.1 --t-max 1e3 --log --format json",
+              "symdyn solve ngpt --alpha '1 + c*t' --param c=0.5 --n 8 --beta 1 --gamma0 0 "
+              "--t-max 5"],
+    "simulate": ["symdyn simulate pre-ln --n 16 --d 8 --t-max 5",
+                 "symdyn simulate post-ln --init standard-gaussian --weights kaiming --step 0.1",
+                 "symdyn simulate peri-ln --t-max 20 --points 41 --plot peri.png"],
+    "table": ["symdyn table",
+              "symdyn table --format latex --columns speed 'initial velocity' 'terminal law'",
+              "symdyn table post-ln pre-ln --format csv"],
+    "verify": ["symdyn verify --quick", "symdyn verify --only initial_velocity"],
+    "figures": ["symdyn figures --quick --out figures"],
+    "phase-diagram": ["symdyn phase-diagram --d 8 64 --beta 0:9:10 --seeds 4"],
+    "report": ["symdyn report --quick --out report"],
+}
+
+#: Starts of ``simulate --init``.
+INITS = {"sphere": "uniform on the unit sphere",
+         "standard-gaussian": "N(0, I_d), the standard Gaussian of Theorem 3.1",
+         "gaussian": "N(0, I_d/d): norms near 1",
+         "equiangular": "unit tokens with pairwise cosine --gamma0"}
+
+
+def plain(text: str) -> str:
+    """reStructuredText roles and literals as terminal text:
+    ``:func:`~a.b``` -> ``b``, ````x```` -> ``x``."""
+    text = re.sub(r":\w+:`~?(?:[\w.]+\.)?([^`]+)`", r"\1", text)
+    return re.sub(r"`{1,2}([^`]+)`{1,2}", r"\1", text)
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help with each option's default appended (lists as space-separated values)."""
+
+    def _get_help_string(self, action):
+        text = plain(action.help or "")
+        default = action.default
+        if (action.option_strings and not _no_default(default)
+                and "default" not in text):
+            shown = " ".join(map(str, default)) if isinstance(default, list) else default
+            text += f" (default: {shown})"
+        return text.replace("%", "%%")
+
+
+def _no_default(value) -> bool:
+    return value is None or value is False or value is argparse.SUPPRESS or value == []
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2; a long argument echoed is cut
+        message = re.sub(r"'([^']{60})[^']{4,}'", r"'\1...'", message)
+        message = re.sub(r"(\S{60})\S{4,}", r"\1...", message)   # unquoted echoes too
+        where = self.prog.removeprefix("symdyn").strip()
+        raise UsageError(f"{where}: {message}" if where else message)
+
+
+class UsageError(Exception):
+    pass
+
+
+def _command(sub, name, text, **kw):
+    examples = "examples:\n" + "\n".join(f"  {x}" for x in EXAMPLES[name])
+    return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".",
+                          epilog=examples + ("\n\n" + kw.pop("epilog") if "epilog" in kw else ""),
+                          formatter_class=Formatter, **kw)
+
+
+def _scheme_arguments(p):
+    p.add_argument("scheme", help=f"a built-in scheme ({', '.join(schemes())}; any case, "
+                                  f"as in the legends: Post-LN), or 'custom' with --speed")
+    p.add_argument("--attention", default="softmax", choices=ATTENTIONS,
+                   help="the attention kernel: softmax, or unnormalized exp(beta <x, y>)")
+    p.add_argument("--speed", help="custom: the speed law s in t, r, a, A_norm, n, beta "
+                                   "and free parameters (--param)")
+    p.add_argument("--radial", help="custom: the radial rate dr/dt (omit: tokens stay on "
+                                    "the sphere)")
+    p.add_argument("--name", default="custom", help="custom: the scheme's label")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE", default=[],
+                   help="a free parameter of --speed/--radial (custom) or of nGPT's --alpha, "
+                        "with its value, e.g. c=0.5; repeat for several")
+
+
+def _entry_options(p):
+    """``--NAME`` for each parameter the entries declare (``--alpha``,
+    ``--t-switch``, ...), unless the command has an option of that name."""
+    for name, (kind, owners, default) in entry_parameters().items():
+        with contextlib.suppress(argparse.ArgumentError):
+            p.add_argument(f"--{name.replace('_', '-')}", dest=f"scheme_{name}",
+                           metavar=name.upper(), type=float if kind == "number" else str,
+                           help=plain("; ".join(owners)) + f" (default: {default})")
+
+
+def entry_parameters() -> dict:
+    """Parameter name -> (kind, ["Label: text", ...], default) over the built-ins' entries."""
+    out = {}
+    for e in map(entry, schemes()):
+        for q in (q for q in e.parameters if q.kind != "free"):
+            out.setdefault(q.name, (q.kind, [], q.default))[1].append(f"{e.style.label}: {q.text}")
+    return out
+
+
+def check_names() -> list[str]:
+    try:
+        from symdyn import proofs_check
+    except ImportError:              # symdyn without its claims package
+        return []
+    return list(proofs_check.CHECKS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="symdyn", formatter_class=Formatter,
+                    description="symdyn: the mathematics of normalized attention dynamics: "
+                                "derive a scheme's laws, solve its reduced ODE, simulate its "
+                                "particles, check the paper's claims.",
+                    epilog="run 'symdyn COMMAND --help' for a command's options and "
+                           "examples.\n\n" + EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"symdyn {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
+                                title="commands")
+    _command(sub, "schemes", "list the built-in schemes")
+    d = _command(sub, "derive", "derive a scheme's reduced ODE, initial velocity and "
+                 "terminal law")
+    _scheme_arguments(d)
+    d.add_argument("--format", default="text", choices=FORMATS,
+                   help="text: a table for the terminal; latex: a tabular for a paper; "
+                        "json: every formula as text and LaTeX")
+    _entry_options(d)
+    _add_solve(sub)
+    _add_simulate(sub)
+    _add_table(sub)
+    v = _command(sub, "verify", "check the paper's claims numerically (proofs_check)",
+                 epilog=EXIT_CODES)
+    v.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
+    v.add_argument("--only", nargs="+", metavar="NAME",
+                   help=f"run only these checks: {', '.join(check_names())}")
+    v.add_argument("--json", metavar="FILE", help="also write every result as JSON")
+    _add_outputs(sub)
+    return parser
+
+
+def _add_solve(sub) -> None:
+    s = _command(sub, "solve", "solve the reduced ODE of gamma (and r) from an "
+                 "equiangular start; one CSV row per output time")
+    _scheme_arguments(s)
+    s.add_argument("--n", nargs="+", required=True, metavar="N",
+                   help="number of tokens, an integer >= 2; several values: one block each")
+    s.add_argument("--beta", type=float, nargs="+", required=True,
+                   help="inverse temperature, >= 0")
+    s.add_argument("--gamma0", type=float, nargs="+", required=True,
+                   help="starting cosine of every pair, in (-1/(n-1), 1)")
+    s.add_argument("--r0", type=float, default=1.0, help="starting token norm, > 0")
+    _times(s, required=True)
+    s.add_argument("--log", action="store_true",
+                   help="log-spaced times from 1e-4 t_max (after t = 0)")
+    s.add_argument("--format", default="csv", choices=("csv", "json"), help="output format")
+    s.add_argument("--dps", type=int, help="solve with mpmath at this many decimal digits")
+    _entry_options(s)
+
+
+def _times(p, required=False, t_max=None, points=11):
+    p.add_argument("--t-max", type=float, required=required, default=t_max,
+                   help="the last output time, > 0")
+    p.add_argument("--points", type=int, default=points, help="number of output times, >= 2")
+
+
+def _add_simulate(sub) -> None:
+    m = _command(sub, "simulate", "simulate the n-particle system: a table of gamma, "
+                 "epsilon and the norm (mean over seeds) and, with --plot, a figure")
+    _scheme_arguments(m)
+    m.add_argument("--n", type=int, default=16, help="number of tokens, >= 2")
+    m.add_argument("--d", type=int, default=16, help="dimension of the tokens, >= 1")
+    m.add_argument("--beta", type=float, default=1.0, help="inverse temperature, >= 0")
+    m.add_argument("--init", default="sphere", choices=tuple(INITS),
+                   help="the start: " + "; ".join(f"{k}: {v}" for k, v in INITS.items()))
+    m.add_argument("--gamma0", type=float, default=0.0, help="equiangular: starting cosine")
+    m.add_argument("--weights", default="identity", choices=("identity", "kaiming"),
+                   help="Q, K, V: identity, or Kaiming-normal random matrices (seed 0)")
+    m.add_argument("--step", type=float, help="run the layer rules with residual step h "
+                                              "(default: the continuous dynamics)")
+    m.add_argument("--seeds", type=int, default=4, help="random starts, run as one batch")
+    _times(m, t_max=10.0)
+    m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf)")
+    m.add_argument("--clock", default="t", choices=("t", "log"),
+                   help="log: the radial schemes in tau = log(1 + t); --t-max is then tau")
+    m.add_argument("--precision", default="float64", choices=("float64", "float32"),
+                   help="the arithmetic of the particles")
+    m.add_argument("--method", default="auto", choices=("auto", "dop853"),
+                   help="auto: stiff stretches switch to ROS34PW2; dop853: explicit only")
+    _entry_options(m)
+
+
+def _add_table(sub) -> None:
+    t = _command(sub, "table", "the comparison of schemes, as in the paper's table")
+    t.add_argument("schemes", nargs="*", metavar="SCHEME",
+                   help="built-in schemes (default: all)")
+    t.add_argument("--attention", default="softmax", choices=ATTENTIONS,
+                   help="the attention kernel")
+    t.add_argument("--format", default="text", choices=("text", "latex", "csv"),
+                   help="text: aligned columns; latex: a booktabs tabular to paste; csv")
+    t.add_argument("--columns", nargs="+", metavar="COLUMN",
+                   help="the columns, in order: " + ", ".join(f"'{c}'" for c in TABLE_COLUMNS)
+                        + " (default: the paper's six for latex, all otherwise)")
+
+
+def _add_outputs(sub) -> None:
+    """The commands that write files: figures, phase-diagram, report."""
+    f = _command(sub, "figures", "regenerate the paper's Figures 2-5 (PNG, SVG)")
+    f.add_argument("--out", default="figures", help="the output folder")
+    f.add_argument("--quick", action="store_true", help="d = 64 and fewer seeds")
+    f.add_argument("--schemes", nargs="+", metavar="SCHEME",
+                   help="instead of the built-ins: names, or custom schemes as "
+                        "NAME=SPEED or NAME=SPEED;RADIAL (e.g. 'mine=r*A_norm**2;a')")
+
+    pd = _command(sub, "phase-diagram", "the clustering phase diagram against the "
+                  "equiangular prediction (sweeps on local cores or Dask)")
+    pd.add_argument("--schemes", nargs="+", default=["post-ln"], metavar="SCHEME",
+                    help="schemes to sweep (the first one gets its own figure)")
+    pd.add_argument("--d", nargs="+", type=int, default=[8, 128, 1024],
+                    help="token dimensions to sweep")
+    pd.add_argument("--beta", default="0:9:10", help="a:b:k, k values of beta from a to b")
+    pd.add_argument("--n", type=int, default=32, help="number of tokens")
+    pd.add_argument("--seeds", type=int, default=8, help="random starts per point")
+    pd.add_argument("--t-max", type=float, default=1e3, help="last saved time")
+    pd.add_argument("--points", type=int, default=81, help="saved times (logarithmic)")
+    pd.add_argument("--scheduler", help="a Dask scheduler address, e.g. tcp://host:8786")
+    pd.add_argument("--workers", type=int, help="local processes (default: all cores)")
+    pd.add_argument("--cache", help="folder of finished tasks (resume after interruption)")
+    pd.add_argument("--out", default="phase_diagram", help="the output folder")
+
+    rep = _command(sub, "report", "write the report (report/README.md) with its figures, "
+                   "caption checks and verdicts")
+    rep.add_argument("--out", default="report", help="the output folder")
+    rep.add_argument("--quick", action="store_true",
+                     help="quick figures (d = 64, 4 seeds) and phase diagrams")
+    rep.add_argument("--no-figures", action="store_true", help="leave out the figures")
+    rep.add_argument("--no-design", action="store_true",
+                     help="leave out the designed schedules")
+    rep.add_argument("--no-phase-diagram", action="store_true",
+                     help="leave out the clustering phase diagrams")
+    rep.add_argument("--scheduler", help="run the phase-diagram sweep on this Dask scheduler")
+    rep.add_argument("--no-verify", action="store_true",
+                     help="leave out the proofs_check verdicts")
