@@ -106,3 +106,37 @@ def test_sparkline_of_a_flat_or_short_curve():
 
     assert sparkline([0.0], [1.0]) == ""
     assert "polyline" in sparkline(np.arange(3.0), np.ones(3))
+
+
+def _results():
+    X = sd.init.sphere(8, 4, batch=3, seed=0)
+    return {
+        "trajectory": sd.solve("post-ln", n=[8, 16], beta=1, gamma0=0, t=np.linspace(0, 5, 51)),
+        "simulation": sd.simulate("post-ln", X, beta=1, t=np.linspace(0, 4, 9)),
+        "derivation": sd.derive("pre-ln"),
+        "reduction": sd.reduce("post-ln"),
+        "terminal": sd.terminal("sqrt-scaling"),
+        "design": sd.design("constant", target=0.9, depth=4.0, n=32, beta=1.0, gamma0=0.0,
+                            check=False),
+    }
+
+
+def test_print_of_every_result_is_a_short_table_of_what_it_found():
+    res = _results()
+    for name, r in res.items():
+        text = str(r)
+        assert len(text) < 1500 and "array(" not in text and "Scheme(" not in text, name
+        assert len(text.splitlines()) >= 4, name
+    tr, sim = res["trajectory"], res["simulation"]
+    assert f"{tr.gamma[0, -1]:.10g}" in str(tr) and f"{sim.gamma[0, -1]:.10g}" in str(sim)
+    assert "51 times in [0, 5]" in str(tr) and "0.999047 .. 0.999443" in str(tr)
+    assert "terminal law                        polynomial" in str(res["derivation"])
+    assert "C*exp(-4*sqrt(t))" in str(res["terminal"])
+    assert "1 - gamma**2" in str(res["reduction"].at(n=2, beta=0))
+    assert f"{res['design'].params['a0']:.10g}" in str(res["design"])
+
+
+def test_control_the_dataclass_repr_print_showed_before_fails_that_test():
+    res = _results()
+    assert "array(" in repr(res["trajectory"]) and "array(" in repr(res["simulation"])
+    assert "Scheme(" in repr(res["derivation"]) and len(repr(res["derivation"])) > 1500

@@ -74,10 +74,7 @@ def derive_command(args) -> str:
         return json.dumps(d.as_dict(), indent=2)
     if args.format == "latex":
         return d.latex_table()
-    rows = d.rows("text")
-    width = max(len(label) for label, _ in rows)
-    head = f"{d.scheme.name} ({args.attention} attention)"
-    return "\n".join([head] + [f"{label:<{width}}  {v}" for label, v in rows])
+    return str(d)
 
 
 def _times(args):

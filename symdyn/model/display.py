@@ -77,6 +77,32 @@ def summary_html(title: str, rows, t=None, y=None, what: str = "gamma") -> str:
             f"{cells}{spark}</table>")
 
 
+def summary_text(title: str, rows, t=None, y=None, what: str = "gamma",
+                 samples: int = 6) -> str:
+    """What ``print`` shows of a result: the (label, value) rows of its HTML
+    summary as aligned text, then ``y(t)`` of the first member at ``samples``
+    times (the first, the last and evenly spaced ones between)."""
+    rows = [(str(k), " ".join(str(v).split())) for k, v in rows]
+    width = max((len(k) for k, _ in rows), default=0)
+    lines = [title, *(f"  {k:<{width}}  {v}" for k, v in rows)]
+    if t is not None and y is not None and np.size(t) > 0:
+        t = np.asarray(t, dtype=float)
+        curve = np.asarray(y, dtype=float).reshape(-1, t.size)[0]
+        pick = np.unique(np.linspace(0, t.size - 1, min(samples, t.size)).round().astype(int))
+        first = "" if np.size(y) == t.size else " (first member)"
+        lines.append(f"  {'t':>12}  {what}{first}")
+        lines += [f"  {t[i]:>12.6g}  {curve[i]:.10g}" for i in pick]
+    return "\n".join(lines)
+
+
+def formula_text(title: str, rows) -> str:
+    """(label, sympy expression) rows as aligned plain text (``print`` of a derivation)."""
+    rows = [(k, "None" if v is None else sp.sstr(v) if isinstance(v, sp.Basic) else str(v))
+            for k, v in rows]
+    width = max((len(k) for k, _ in rows), default=0)
+    return "\n".join([title, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+
+
 def trajectory_rows(tr) -> list:
     """What a :class:`~symdyn.reduced.solver.Trajectory` shows: shape, times, ranges."""
     g = np.asarray(tr.gamma, dtype=float)

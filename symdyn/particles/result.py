@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
-from ..model.display import simulation_rows, summary_html
+from ..model.display import simulation_rows, summary_html, summary_text
 from . import merging
 
 
@@ -101,6 +101,10 @@ class Simulation:
 
     def _repr_html_(self) -> str:
         return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
+                            self.gamma)
+
+    def __str__(self) -> str:
+        return summary_text("Simulation (sd.simulate)", simulation_rows(self), self.t,
                             self.gamma)
 
 

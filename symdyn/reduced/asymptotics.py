@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..base.budget import time_limit
-from ..model.display import formula_table, latex
+from ..model.display import formula_table, formula_text, latex
 from ..model.registry import SchemeLike, branch_at
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import C, gamma, r, t
@@ -122,6 +122,14 @@ class Terminal:
     reason: str = ""
     growth: sp.Expr | None = None
     Lambda: sp.Expr | None = None
+
+    def __str__(self) -> str:
+        rows = [("law", self.law)] + ([("why", self.reason)] if self.reason else [])
+        rows += [(label, v) for label, v in (
+            ("1 - gamma ~", self.epsilon), ("d gamma/dt ~", self.gamma_dot),
+            ("rate", self.rate), ("r(t) =", self.radius), ("Lambda(t) ~", self.growth))
+            if v is not None]
+        return formula_text("Terminal law", rows)
 
     def _repr_latex_(self) -> str:
         rows = [(r"\text{law}", rf"\text{{{self.law}}}")]

@@ -32,7 +32,7 @@ import sympy as sp
 
 from ..base.budget import complete_cache, time_limit, within
 from ..base.checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
-from ..model.display import formula_table, latex
+from ..model.display import formula_table, formula_text, latex
 from ..model.expressions import LIMITS, ExprLike, in_domain, substitute, value
 from ..model.registry import Scheme, SchemeLike
 from ..model.registry import scheme as get_scheme
@@ -110,6 +110,11 @@ class Reduction:
                 tidy[f] = sp.simplify(laws[f])
         within(simplify_all, otherwise=None)
         return replace(self, **tidy)
+
+    def __str__(self) -> str:
+        return formula_text(f"Reduction of {self.scheme.name} ({self.attention} attention)", [
+            ("d gamma/dt =", self.gamma_dot), ("d r/dt =", self.r_dot), ("a_k =", self.a),
+            ("|A_k| =", self.A_norm), ("|d theta_k/dt| =", self.token_speed)])
 
     def _repr_latex_(self) -> str:
         return formula_table(f"{self.scheme.name}, {self.attention} attention", [

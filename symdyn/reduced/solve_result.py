@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.display import summary_html, trajectory_rows
+from ..model.display import summary_html, summary_text, trajectory_rows
 
 
 @dataclass(frozen=True)
@@ -60,3 +60,6 @@ class Trajectory:
 
     def _repr_html_(self) -> str:
         return summary_html("Trajectory (sd.solve)", trajectory_rows(self), self.t, self.gamma)
+
+    def __str__(self) -> str:
+        return summary_text("Trajectory (sd.solve)", trajectory_rows(self), self.t, self.gamma)

@@ -70,6 +70,13 @@ class Derivation:
             ("d gamma/dt ~", show(term.gamma_dot)),
         ]
 
+    def __str__(self) -> str:
+        """The table ``symdyn derive`` prints."""
+        rows = self.rows("text")
+        width = max(len(label) for label, _ in rows)
+        head = f"{self.scheme.name} ({self.reduction.attention} attention)"
+        return "\n".join([head] + [f"{label:<{width}}  {v}" for label, v in rows])
+
     def _repr_latex_(self) -> str:
         def cell(label, formula):
             words = label == "terminal law" or formula in ("undecided", "not a power of n")

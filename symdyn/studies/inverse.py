@@ -35,6 +35,7 @@ import numpy as np
 import sympy as sp
 
 from ..base.checks import check_attention, check_gamma0, finite_array, integer, number, shown
+from ..model.display import summary_text
 from ..model.registry import Scheme, SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
@@ -188,6 +189,14 @@ class Design:
     nfev: int
     check: dict
 
+    def __str__(self) -> str:
+        rows = [("family", f"{self.scheme.name}: speed {self.scheme.speed}"),
+                ("objective", f"{self.objective}, value {self.value:.6g}"),
+                *((f"  {k}", f"{v:.10g}") for k, v in self.params.items()),
+                ("success", f"{self.success} ({self.message}; {self.nfev} solves)"),
+                *((f"check: gamma(L) {k}", f"{v:.10g}") for k, v in self.check.items())]
+        return summary_text("Design (sd.design)", rows, self.trajectory.t,
+                            self.trajectory.gamma)
 
 
 def design(family: SchemeLike, objective: str = "target", *, depth: float, n: float,
