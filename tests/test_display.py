@@ -139,4 +139,4 @@ def test_print_of_every_result_is_a_short_table_of_what_it_found():
 def test_control_the_dataclass_repr_print_showed_before_fails_that_test():
     res = _results()
     assert "array(" in repr(res["trajectory"]) and "array(" in repr(res["simulation"])
-    assert "Scheme(" in repr(res["derivation"]) and len(repr(res["derivation"])) > 1500
+    assert "Scheme(" in repr(res["derivation"]) and "Scheme(" in repr(res["reduction"])
