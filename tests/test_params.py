@@ -140,10 +140,14 @@ def test_parameters_have_their_own_namespace():
     ref = sd.solve(fam.bind(rtol=2.0), n=8, beta=1.0, gamma0=0.0, t=[2.0], rtol=1e-10)
     assert tr.gamma[-1] == ref.gamma[-1]
     X0 = sd.init.equiangular(8, 8, 0.0, seed=1)
-    with pytest.raises(ValueError, match=r"^save_X: not an argument of simulate .*save_x"):
+    with pytest.raises(ValueError, match=r"^save_X: not an argument of simulate "
+                                         r"\(did you mean 'save_x'\?\)"):
         sd.simulate("post-ln", X0, beta=1.0, t=[1.0], save_X=True)
-    with pytest.raises(ValueError, match=r"^rtoll: not an argument of solve"):
+    with pytest.raises(ValueError, match=r"^rtoll: not an argument of solve "
+                                         r"\(did you mean 'rtol'\?\)"):
         sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], rtoll=1e-8)
+    with pytest.raises(ValueError, match=r"^zeta: not an argument of solve; its arguments"):
+        sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], zeta=1)   # nothing close
     fam = damped()
     with pytest.warns(DeprecationWarning, match="params="):
         old = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], c=0.7)

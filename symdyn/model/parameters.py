@@ -12,6 +12,7 @@ Layer 1, model.
 from __future__ import annotations
 
 import builtins
+import difflib
 import keyword
 import math
 import warnings
@@ -70,9 +71,12 @@ def run_parameters(s, params, legacy: dict, entry: str, options) -> dict:
         raise ValueError(f"params: expected a dict of parameter name: value, got {shown(params)}")
     stray = [k for k in legacy if k not in s.defaults]
     if stray:
-        raise ValueError(f"{law_text(', '.join(stray), 60)}: not an argument of {entry} (its "
-                         f"arguments: {', '.join(options)}); free parameters of a scheme "
-                         f"go in params={{...}}")
+        folded = {o.lower(): o for o in options}
+        close = difflib.get_close_matches(stray[0].lower(), list(folded), n=1)
+        hint = f" (did you mean {folded[close[0]]!r}?)" if close else ""
+        raise ValueError(f"{law_text(', '.join(stray), 60)}: not an argument of {entry}{hint}; "
+                         f"its arguments: {', '.join(options)}; free parameters of a "
+                         f"scheme go in params={{...}}")
     both = set(params) & set(legacy)
     if both:
         raise ValueError(f"{', '.join(sorted(both))}: given twice (params= and a keyword)")
