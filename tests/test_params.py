@@ -146,8 +146,8 @@ def test_parameters_have_their_own_namespace():
     with pytest.raises(ValueError, match=r"^rtoll: not an argument of solve "
                                          r"\(did you mean 'rtol'\?\)"):
         sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], rtoll=1e-8)
-    with pytest.raises(ValueError, match=r"^zeta: not an argument of solve; its arguments"):
-        sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], zeta=1)   # nothing close
+    with pytest.raises(ValueError, match=r"^qqq: not an argument of solve; its arguments"):
+        sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0], qqq=1)   # nothing close
     fam = damped()
     with pytest.warns(DeprecationWarning, match="params="):
         old = sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[1.0], c=0.7)
