@@ -198,3 +198,31 @@ def test_no_power_law_in_n_is_reported_not_raised():
     assert orders == ["not a power of n", "not a power of n"]
     with pytest.raises(ValueError):
         sd.leading_order(sd.initial_velocity(sd.custom_scheme("y", speed="exp(n)")))
+
+
+def test_initial_velocity_of_a_custom_scheme_comes_back_denested():
+    # Issue 28: sqrt(r*A_norm) gave 2/(sqrt(sqrt(X)/Y)*Y); the positive sums
+    # X = n + e^(2 beta) - 1, Y = n + e^beta - 1 now split: 2/(sqrt(Y) X^(1/4)).
+    import sympy as sp
+
+    from symdyn.model.symbols import beta, gamma, n, r, t
+
+    s = sd.custom_scheme("root", "sqrt(r*A_norm)", "a")
+    v = sd.initial_velocity(s)
+    X, Y = n + sp.exp(2 * beta) - 1, n + sp.exp(beta) - 1
+    assert v == 2 / (sp.sqrt(Y) * X ** sp.Rational(1, 4))
+    # the oracle: the reduced ODE itself at gamma = 0, r = 1, t = 0, in numbers
+    law = sd.reduce(s).gamma_dot.subs({gamma: 0, r: 1, t: 0})
+    for nv, bv in ((2, 0.1), (9, 1.0), (300, 3.5)):
+        assert float(v.subs({n: nv, beta: bv})) == pytest.approx(
+            float(law.subs({n: nv, beta: bv})), rel=1e-13)
+
+
+def test_control_denesting_is_refused_where_it_is_not_an_identity():
+    import sympy as sp
+
+    from symdyn.reduced.initial import _equal_at_samples
+
+    c = sp.Symbol("c", real=True)
+    assert not _equal_at_samples(sp.sqrt(c**2), c)      # |c| != c at c = -0.6
+    assert _equal_at_samples(sp.sqrt(c**2), sp.Abs(c))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from ..base.budget import time_limit
+from ..base.budget import time_limit, within
 from ..base.checks import shown
 from ..model.display import latex
 from ..model.expressions import ExprLike, _short, in_domain, lambdify, substitute, value
@@ -142,7 +142,35 @@ def _initial(what, field, scheme, gamma0, r0, attention, n_value, beta):
 
 
 def _simplify(expr):
-    return sp.factor(sp.powsimp(sp.simplify(expr)))
+    plain = sp.factor(sp.powsimp(sp.simplify(expr)))
+    return within(_denested, plain, otherwise=plain)
+
+
+def _denested(expr):
+    """``expr`` with powers of positive sums split, ``sqrt(a/b) = sqrt(a)/sqrt(b)``:
+    with ``n = 1 + m``, ``m > 0``, sums such as ``n + exp(beta) - 1`` are
+    positive, so sympy may denest them. Kept only when shorter and equal to
+    ``expr`` at sample points (free parameters of either sign)."""
+    m = sp.Dummy("m", positive=True)
+    split = sp.powdenest(sp.powsimp(expr.subs(n, m + 1), force=True), force=True)
+    tidy = sp.factor(sp.simplify(split)).subs(m, n - 1)
+    if sp.count_ops(tidy) >= sp.count_ops(expr) or not _equal_at_samples(expr, tidy):
+        return expr
+    return tidy
+
+
+def _equal_at_samples(a, b) -> bool:
+    names = sorted(a.free_symbols | b.free_symbols, key=str)
+    for k in range(3):
+        point = {x: {n: (2, 3.7, 40)[k], BETA: (0.3, 1.7, 4.0)[k]}.get(x, (0.45, 1.3, -0.6)[k])
+                 for x in names}
+        try:
+            u, v = complex(a.evalf(30, subs=point)), complex(b.evalf(30, subs=point))
+        except (TypeError, ValueError):
+            return False
+        if not abs(u - v) <= 1e-12 * max(abs(u), abs(v), 1e-300):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
