@@ -83,8 +83,8 @@ def test_brownian_mean_matches_the_discrete_law(h):
     mean, se = bm_cosine(h, kappa, T, seed=3)
     law = one_step_mean(h, kappa) ** round(T / h)
     assert abs(mean - law) < K_SE * se
-    # control: at this h the test resolves the rule's O(h) departure from the exact law
-    assert abs(mean - np.exp(-2 * T / kappa)) > K_SE * se
+    if h == 0.125:      # control: here the test resolves the rule's O(h) gap to the exact law
+        assert abs(mean - np.exp(-2 * T / kappa)) > K_SE * se     # (20 seeds: |z| >= 5.3)
 
 
 def _rebuilt_angle_error(h, kappa, T, seed, shift=0):
@@ -118,8 +118,8 @@ def test_strong_order_one_half():
     kappa, T = 2.0, 1.0
     hs = (1 / 16, 1 / 64, 1 / 256)
     err = [_rebuilt_angle_error(h, kappa, T, seed=5) for h in hs]
-    slopes = np.diff(np.log(err)) / np.diff(np.log(hs))
-    assert np.all(np.abs(slopes - 0.5) < 0.1), slopes
+    slope = np.polyfit(np.log(hs), np.log(err), 1)[0]      # 20 seeds: 0.48 .. 0.56
+    assert abs(slope - 0.5) < 0.1, slope
     # control: against a path driven by other increments the error does not shrink
     other = _rebuilt_angle_error(hs[-1], kappa, T, seed=5, shift=1)
     assert other > 0.5
@@ -148,7 +148,7 @@ def test_same_seed_same_run_and_independent_members():
 
 # --- beta = 0: the noisy Kuramoto self-consistency ------------------------------------------
 
-def kuramoto_run(d, kappa, seed, n=128, M=8, h=0.01, burn=5.0, T=25.0):
+def kuramoto_run(d, kappa, seed, n=128, M=16, h=0.01, burn=5.0, T=25.0):
     """Order parameter r = |mean theta|: each member's average over [burn, T]
     (outputs every 0.5), and the standard error over the M members."""
     rng = np.random.default_rng(seed)

@@ -26,6 +26,9 @@ Layers (``step=h``): each scheme's own ``Scheme.layer`` (docs/model.md, section 
     none          x <- x + h A(x), scores on the raw tokens
     custom        theta <- N(theta + h P A / s), r <- r + h rho
 
+``mask="causal"`` masks the attention (token ``k`` sees ``j <= k``,
+:mod:`symdyn.particles.attention`); ``kappa=`` follows each layer by a Gaussian
+kick of the directions (:mod:`symdyn.particles.noise`, docs/model.md, section 7).
 ``"none"`` is the unnormalized baseline: :math:`\\dot x_k = A_k(X)` with
 scores :math:`\\beta\\langle x_k, x_j\\rangle`. The argument checks are in
 :mod:`symdyn.particles.arguments`, the result and its observables in
