@@ -146,6 +146,27 @@ def test_particles_refute_the_kuramoto_threshold_at_beta_2(seed=0):
     assert _sphere_particles(2.0, 2.8, "unnormalized", seed) > 0.4
 
 
+def _simulate_particles(beta, kappa, attention, seed, n=300, d=3, t=6.0, h=0.02):
+    """The same experiment with ``sd.simulate`` (Post-LN layers with noise,
+    kappa=, seed=): the other engineers' noisy layer rule as a second witness."""
+    import symdyn as sd
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((6 * n, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x = x[rng.uniform(size=6 * n) * 1.9 < 1 + 0.9 * x[:, -1]][:n]
+    ts = h * np.arange(round(t / h) + 1)
+    sim = sd.simulate("post-ln", x, beta, ts, step=h, kappa=kappa, seed=seed,
+                      attention=attention, save_x=True)
+    m2 = np.sum(np.asarray(sim.X).reshape(len(ts), n, d).mean(axis=1) ** 2, axis=-1)
+    return float(np.sqrt(m2[3 * np.arange(len(ts)) >= 2 * (len(ts) - 1)].mean()))
+
+
+def test_sd_simulate_with_noise_on_both_sides_of_the_threshold(seed=0):
+    kc = critical_kappa(2.0, 3)
+    assert _simulate_particles(2.0, 0.4 * kc, "softmax", seed) < BELOW
+    assert _simulate_particles(2.0, 1.6 * kc, "softmax", seed) > ABOVE
+
+
 @pytest.mark.parametrize("bad, word", [
     (dict(beta=-1.0, d=3), "beta"), (dict(beta=1.0, d=1), "d"), (dict(beta=1.0, d=2.5), "d"),
     (dict(beta=1.0, d=3, attention="hard"), "attention"), (dict(beta=np.nan, d=3), "beta")])
@@ -166,6 +187,11 @@ if __name__ == "__main__":                 # the 20-seed check of the particle t
         hi = [_sphere_particles(2.0, 1.6 * kc, att, s) for s in range(20)]
         margins[att] = (max(lo), min(hi))
     ctl = [_sphere_particles(2.0, 2.8, "unnormalized", s) for s in range(20)]
+    kc = critical_kappa(2.0, 3)
+    margins["sd.simulate softmax"] = (max(_simulate_particles(2.0, 0.4 * kc, "softmax", s)
+                                          for s in range(20)),
+                                      min(_simulate_particles(2.0, 1.6 * kc, "softmax", s)
+                                          for s in range(20)))
     print(f"below: max over 20 seeds (must be < {BELOW}); above: min (must be > {ABOVE})")
     print(margins, "control min (must be > 0.4):", min(ctl))
     sys.exit(0)

@@ -13,7 +13,8 @@ so its law solves the equation above; we use that one.
 
 Since ``P_x y e^{beta<x,y>} = grad_x e^{beta<x,y>} / beta``, ``v = grad Phi /
 beta`` with ``Phi = K mu`` (unnormalized) or ``log K mu`` (softmax), ``K mu(x)
-= int e^{beta<x,y>} dmu(y)``. :func:`_derivation` derives, with sympy:
+= int e^{beta<x,y>} dmu(y)``. This module derives, with sympy (:func:`laplacian_eigenvalue`,
+:func:`kernel_eigenvalue`, :func:`_rates`, :func:`_critical`):
 
 1. the Laplace-Beltrami operator on zonal functions ``g(<x, e>)`` from the
    volume element ``sin^{d-2}``; it is triangular on polynomials, so its
