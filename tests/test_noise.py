@@ -99,7 +99,7 @@ def _rebuilt_angle_error(h, kappa, T, seed, shift=0):
     streams = np.random.SeedSequence(seed).spawn(M)
     errors = []
     for m in range(M):
-        xi = np.random.Generator(np.random.PCG64(streams[(m + shift) % M])).standard_normal(
+        xi = np.random.Generator(np.random.SFC64(streams[(m + shift) % M])).standard_normal(
             (L, n, d))
         th = sim.X[m]                                       # (L + 1, n, 2)
         tangent = np.stack([-th[:-1, :, 1], th[:-1, :, 0]], axis=-1)

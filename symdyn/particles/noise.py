@@ -19,7 +19,7 @@ spherical Brownian motion: an Euler-Maruyama step, weak order 1 and strong
 order 1/2 (docs/model.md, section 6).
 
 Streams: member ``m`` of a batch draws from
-``Generator(PCG64(SeedSequence(seed).spawn(M)[m]))``; layer ``k`` uses its
+``Generator(SFC64(SeedSequence(seed).spawn(M)[m]))``; layer ``k`` uses its
 normals ``k n d .. (k+1) n d - 1`` (drawn in blocks of layers; the blocks do
 not change the values).
 
@@ -61,7 +61,7 @@ class Noise:
     def __init__(self, kappa, seed, h, shape, dtype):
         M, n, d = shape
         self.scale = math.sqrt(2.0 * h / kappa)
-        self.rngs = [np.random.Generator(np.random.PCG64(s))
+        self.rngs = [np.random.Generator(np.random.SFC64(s))
                      for s in np.random.SeedSequence(seed).spawn(M)]
         self.shape, self.dtype = shape, np.dtype(dtype)
         self.block = max(1, min(256, BLOCK_FLOATS // (M * n * d)))
