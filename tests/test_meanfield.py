@@ -19,7 +19,13 @@ import pytest
 from scipy.optimize import brentq
 from scipy.special import ive
 
-from symdyn.meanfield import critical_kappa, mean_field, mean_field_rates
+from symdyn.meanfield import (
+    critical_kappa,
+    growth_rate,
+    mean_field,
+    mean_field_rates,
+    mean_field_zonal,
+)
 
 ATTENTIONS = ["softmax", "unnormalized"]
 
@@ -195,6 +201,44 @@ def test_bad_input(kwargs, word):
         mean_field(**args)
     with pytest.raises(ValueError, match="kappa"):
         mean_field_rates(1, 1.0, kappa=-2.0)
+
+
+@pytest.mark.parametrize("d", [3, 4])
+@pytest.mark.parametrize("kappa", [None, 6.0])
+def test_zonal_solver_early_growth_against_the_derived_rates(d, kappa):
+    # second method for d >= 3: the transport's weak form by Gauss-Jacobi quadrature
+    for attention in ATTENTIONS:
+        for k in (1, 2, 3):
+            m0 = np.zeros(5)
+            m0[0], m0[k] = 1, 1e-6
+            res = mean_field_zonal(1.5, [0.0, 0.5], m0, d=d, kappa=kappa, attention=attention,
+                                   modes=16)
+            measured = np.log(res.moments[1, k] / 1e-6) / 0.5
+            assert measured == pytest.approx(growth_rate(k, 1.5, kappa, d, attention), rel=1e-5)
+            # control: the same mode's rate on the circle (1000 x the tolerance away)
+            assert abs(measured / growth_rate(k, 1.5, kappa, 2, attention) - 1) > 1e-2
+
+
+def test_zonal_kuramoto_self_consistency():
+    # beta -> 0 on S^{d-1}: m_1 = <x, e> solves r = I_{d/2}(kappa r)/I_{d/2-1}(kappa r)
+    def root(d, kappa):
+        return brentq(lambda r: ive(d / 2, kappa * r) / ive(d / 2 - 1, kappa * r) - r, 0.05, 1)
+
+    for d, kappa in ((3, 6.0), (4, 8.0)):
+        res = mean_field_zonal(1e-6, [80.0], [1.0, 0.1], d=d, kappa=kappa, modes=48)
+        assert res.moments[0, 1] == pytest.approx(root(d, kappa), abs=1e-6)
+        assert abs(res.moments[0, 1] - root(d, 1.2 * kappa)) > 1e-2      # control
+    assert res.density([-1.0, 1.0])[0, 1] > res.density([-1.0, 1.0])[0, 0] > 0
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(d=2), "d"), (dict(beta=0.0), "beta"), (dict(mu0=[0.0, 0.1]), "mu0"),
+    (dict(mu0=[1.0, 0.9]), "mu0"), (dict(mu0=lambda x: x), "mu0"), (dict(kappa=0.0), "kappa"),
+    (dict(modes=0), "modes"), (dict(attention="hard"), "attention")])
+def test_zonal_bad_input(kwargs, word):
+    args = dict(beta=1.0, t=[1.0], mu0=[1.0, 0.1], d=3, modes=8) | kwargs
+    with pytest.raises(ValueError, match=word):
+        mean_field_zonal(**args)
 
 
 if __name__ == "__main__":                 # the 20-seed check of the noisy particle test
