@@ -12,7 +12,8 @@ equation against ``P_k`` (``grad P_k . grad Phi = (1 - t^2) P_k' Phi'``)::
     dm_k/dt = -k(k+d-2)/kappa m_k + (1/beta) int (1-t^2) P_k'(t) Phi'(t) f(t) dsigma,
 
 the integral by Gauss-Jacobi quadrature (weight ``(1-t^2)^{(d-3)/2}``,
-``2 modes + 2`` nodes), ``Phi = K mu`` or ``log K mu``; in time the circle's
+``2 modes + 2`` nodes), ``Phi = K mu`` or ``log K mu``, the Laplacian's
+eigenvalues from :func:`symdyn.meanfield.stability.laplacian_eigenvalue`; in time the circle's
 ETDRK4 with step doubling. Zonal laws stay zonal, so this is exact for them.
 
 >>> r = mean_field_zonal(1.0, [0.0, 1.0], [1.0, 0.01], d=3, kappa=6.0, modes=16)
@@ -33,7 +34,7 @@ from scipy.special import eval_gegenbauer, gammaln, roots_jacobi
 from symdyn.base.checks import check_attention, integer, number, output_times, shown, tolerance
 
 from .circle import _Stepper
-from .stability import B, D, K, kernel_eigenvalue
+from .stability import B, D, K, kernel_eigenvalue, laplacian_eigenvalue
 
 
 @cache
@@ -123,8 +124,8 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     m[:c.size] = c / c[0]
     if ((field.n * m) @ field.p).min() < -1e-9:
         raise ValueError("mu0: these moments are not a density (negative somewhere)")
-    ks = np.arange(mm + 1)
-    lin = np.zeros(mm + 1) if kap is None else -ks * (ks + dd - 2) / kap
+    lap = sp.lambdify(K, laplacian_eigenvalue().subs(D, dd), modules="numpy")   # derived
+    lin = np.zeros(mm + 1) if kap is None else lap(np.arange(mm + 1.0)) / kap
     stepper = _Stepper(field, lin)
     out, now, h, steps = [], 0.0, 1e-2, 0
     for target in times:
