@@ -9,6 +9,15 @@ C*exp(-2*t)
 
 from ._moved import install as _install_moved
 from .base.version import __version__  # noqa: F401  (the package's version)
+from .meanfield import (
+    MeanField,
+    ZonalMeanField,
+    critical_kappa,
+    growth_rate,
+    mean_field,
+    mean_field_rates,
+    mean_field_zonal,
+)
 from .model import symbols
 from .model.registry import Scheme, custom_scheme, scheme, schemes
 from .output import plot
@@ -37,6 +46,8 @@ __all__ = [
     "init", "leading_order", "plot", "reduce", "scheme", "schemes", "Sensitivity", "sensitivity",
     "simulate", "solve", "table",
     "stable_system", "sweep", "symbols", "terminal", "weights",
+    "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "mean_field",
+    "mean_field_rates", "mean_field_zonal",
 ]
 
 
