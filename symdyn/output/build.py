@@ -58,7 +58,11 @@ def build_report(out: str | Path, *, quick: bool = False, figures: bool = True,
         say("designing schedules")
         p = report.DESIGN_PROBLEM
         table = compare("speed", **p)
-        files = write_design(*_design_curves(table, p), p["target"], out / "figures")
+        files = write_design(
+            *_design_curves(table, p), p["target"], out / "figures", layers=p["layers"],
+            title=(f"Designed nGPT schedules vs the built-ins: {p['layers']} layers to depth "
+                   f"$L = {p['depth']:g}$, $\\gamma(L) \\leq {p['target']:g}$, "
+                   f"$n = {p['n']}$, $\\beta = {p['beta']:g}$, orthogonal start"))
         sections.append(("Designing a schedule", report.design_section(table, files, "figures")))
     if phase_diagrams is not None:
         say("phase diagrams (sweep of every scheme)")

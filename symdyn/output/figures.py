@@ -15,7 +15,6 @@ Layer 4, output.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,7 +25,8 @@ from ..particles import init, weights
 from ..particles.simulation import simulate
 from ..reduced.solver import solve
 from .claims import PAPER_SIX, Claim, caption_checks  # noqa: F401 (re-exported)
-from .plot import bands, horizon, legend, paper_style, save, style, trajectory, triptych
+from .page import save_figure  # noqa: F401 (re-exported)
+from .plot import bands, figure, finish, horizon, paper_style, style, trajectory, triptych
 
 __all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
            "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",
@@ -110,66 +110,61 @@ def figure5_data(base: dict | None = None, **kwargs) -> dict:
 # pictures
 # --------------------------------------------------------------------------
 
-def save_figure(fig, out: Path, name: str) -> list[Path]:
-    """``name.png`` (300 dpi) and ``name.svg`` in ``out``; closes the figure."""
-    import matplotlib.pyplot as plt
-
-    paths = [save(fig, out / f"{name}.png"), save(fig, out / f"{name}.svg")]
-    plt.close(fig)
-    return paths
-
-
 def _curve(t, c):
     return SimpleNamespace(t=t, epsilon=c["epsilon"], gamma_dot=c["gamma_dot"])
 
 
-def plot_figure2(data):
-    """The triptych of :func:`symdyn.output.plot.compare` from :func:`figure2_data`."""
+def plot_figure2(data, width="full"):
+    """The triptych of :func:`symdyn.output.plot.compare` from :func:`figure2_data`
+    (``width``: ``"full"``, three panels in a row, or ``"column"``, stacked)."""
     return triptych({name: _curve(data["t"], c) for name, c in data["curves"].items()},
-                    title=rf"orthogonal symmetric start, $n = {data['n']}$, "
+                    width=width,
+                    title=rf"Orthogonal symmetric start, $n = {data['n']}$, "
                           rf"$\beta = {data['beta']:g}$, nGPT with $\alpha_t = 1$")
 
 
-def plot_figure3(data):
+def plot_figure3(data, width="full"):
     """nGPT under the alpha schedules: gamma(t), and 1 - gamma on a log axis."""
-    import matplotlib.pyplot as plt
     import sympy as sp
 
-    fig, ax = plt.subplots(1, 2, figsize=(7.5, 2.9), layout="constrained")
+    full = width != "column"
+    fig, ax = figure(1 if full else 2, 2 if full else 1, width,
+                     height=2.4 if full else 4.6)
+    ax = ax.ravel()
     for c in data["curves"].values():
         s = scheme("ngpt", alpha=c["alpha"])
-        st = {**style(s), "label": rf"$\alpha_t = {sp.latex(dict(s.params)['alpha'])}$"}
+        st = {**style(s, marker=True),
+              "label": rf"$\alpha_t = {sp.latex(dict(s.params)['alpha'])}$"}
         trajectory(_curve(data["t"], c), "gamma", ax=ax[0], **st)
         trajectory(_curve(data["t"], c), "epsilon", ax=ax[1], **st)
     ax[0].set_title("(a) cosine similarity")
-    ax[1].set_title(r"(b) $1-\gamma$ (the solver's precise value)")
+    ax[1].set_title(r"(b) $1-\gamma$, the solver's precise value")
     ax[1].set_ylim(max(np.min([c["epsilon"][-1] for c in data["curves"].values()]),
                        1e-300) / 10, 2)
-    legend(fig, ax[0])
-    fig.suptitle(rf"nGPT, orthogonal start, $n = {data['n']}$, $\beta = {data['beta']:g}$")
-    return fig
+    return finish(fig, rf"nGPT under step-size schedules $\alpha_t$, orthogonal start, "
+                       rf"$n = {data['n']}$, $\beta = {data['beta']:g}$", ax[0])
 
 
-def plot_bands(panels, title: str):
+def plot_bands(panels, title: str, width="full", emphasis=None):
     """Mean gamma(t) and its 5-95% quantile band over seeds, one panel per
-    ``(label, data)`` of :func:`figure4_data`; one legend."""
-    import matplotlib.pyplot as plt
-
-    width = 5.0 if len(panels) == 1 else 3.6 * len(panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(width, 3.0), squeeze=False,
-                             sharey=True, layout="constrained")
-    for ax, (label, data) in zip(axes[0], panels, strict=True):
-        bands(data, ax=ax)
-        ax.set_title(f"{label}: $d = {data['d']}$, $n = {data['n']}$, {data['heads']} "
-                     f"head{'s' if data['heads'] > 1 else ''}, "
-                     f"{'untied' if data['untied'] else 'tied'}, {data['seeds']} seeds",
-                     fontsize=8)
+    ``(label, data)`` of :func:`figure4_data` (side by side at ``"full"``
+    width, stacked at ``"column"``); ``emphasis``: one scheme drawn thick
+    with its band, the others thin (Figure 5's "none"). One legend, below;
+    ``title`` gets the sizes of the first panel."""
+    k = len(panels)
+    full = width != "column"
+    fig, axes = figure(1 if full else k, k if full else 1, width, sharey=True,
+                       height=2.6 if full else 0.5 + 2.2 * k)
+    axes = axes.ravel()
+    for ax, (label, data) in zip(axes, panels, strict=True):
+        bands(data, ax=ax, emphasis=emphasis)
+        ax.set_title(f"{label}" + (f", {data['seeds']} seeds" if k > 1 else ""))
         ax.set_ylim(-0.05, 1.02)
-    for ax in axes[0, 1:]:
-        ax.set_ylabel("")
-    legend(fig, axes[0, 0])
-    fig.suptitle(title)
-    return fig
+        if full and ax is not axes[0]:
+            ax.set_ylabel("")
+    d = panels[0][1]
+    return finish(fig, f"{title}, $d = {d['d']}$, $n = {d['n']}$, {d['seeds']} seeds",
+                  axes[0], ncol=5 if full else 3)
 
 
 #: Sizes of Figures 4-5: d, seeds of the main panel, seeds of the extra panels
@@ -205,15 +200,16 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
                                               points=21, schemes_=schemes_)))
     say("figure 5")
     f5 = figure5_data(base=f4)
-    title = (rf"Kaiming weights, $\beta = \sqrt{{d}}$, unit-scale starts; mean and 5-95% "
-             f"band over seeds{' (quick mode)' if quick else ''}")
+    title = (rf"Kaiming weights, $\beta = \sqrt{{d}}$, unit-scale starts, mean and 5-95% "
+             f"band over seeds{', quick mode' if quick else ''}")
     with paper_style():
         files = {
             "figure2": save_figure(plot_figure2(f2), out, "figure2"),
             "figure3": save_figure(plot_figure3(f3), out, "figure3"),
             "figure4": save_figure(plot_bands(panels, title), out, "figure4"),
-            "figure5": save_figure(plot_bands([("none vs normalized", f5)], title),
-                                   out, "figure5"),
+            "figure5": save_figure(plot_bands([("none (thick, with its band) vs the "
+                                                "normalized schemes", f5)], title,
+                                               emphasis="none"), out, "figure5"),
         }
     named = {"post-ln", "pre-ln", "peri-ln", "ngpt"}
     checks = (caption_checks(f2, f4 if named <= set(f4["curves"]) else None)
@@ -222,92 +218,10 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
             "data": {"figure2": f2, "figure3": f3, "figure4": f4, "figure5": f5}}
 
 
-# --------------------------------------------------------------------------
-# the clustering phase diagram (symdyn.studies.phase_diagram computes it)
-# --------------------------------------------------------------------------
-
-def plot_phase_diagrams(diagrams, out, name, title):
-    """One row per scheme, one column per ``d``: linked fraction over
-    ``(beta, log t)``, the equiangular curve :math:`T_*` (white) and the
-    empirical :math:`t_{1/2}` (dots). Writes ``name.png`` and ``name.svg``."""
-    import matplotlib.pyplot as plt
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = list(diagrams.values())
-    cols = len(rows[0].d)
-    fig, axes = plt.subplots(len(rows), cols, figsize=(3.4 * cols, 2.8 * len(rows)),
-                             squeeze=False, sharex=True, sharey=True,
-                             layout="constrained")
-    for r, pd_ in enumerate(rows):
-        t = pd_.t[pd_.t > 0]
-        for c, d in enumerate(pd_.d):
-            ax = axes[r, c]
-            mesh = ax.pcolormesh(pd_.beta, t, pd_.linked[c][:, pd_.t > 0].T, shading="nearest",
-                                 vmin=0, vmax=1, cmap="viridis")
-            ax.plot(pd_.beta, pd_.prediction, color="white", lw=1.6, label="equiangular $T_*$")
-            ax.plot(pd_.beta, pd_.transition[c], "o", color="tab:red", ms=3,
-                    label="$t_{1/2}$ (simulated)")
-            ax.set_yscale("log")
-            ax.set_ylim(t.min(), t.max())
-            ax.set_title(f"{pd_.scheme}, d = {d}: {pd_.distance[c]:.3f} dec", fontsize=9)
-            if c == 0:
-                ax.set_ylabel("t")
-            if r == len(rows) - 1:
-                ax.set_xlabel(r"$\beta$")
-    axes[0, 0].legend(fontsize=7, loc="upper left")
-    fig.colorbar(mesh, ax=axes, shrink=0.8 if len(rows) == 1 else 0.25,
-                 label=f"fraction of pairs with cos >= {rows[0].level:g}")
-    fig.suptitle(title, fontsize=10)
-    return save_figure(fig, out, name)
-
-
-def file_part(name: str) -> str:
-    """A scheme name as part of a file name: characters other than letters,
-    digits and ``.+-_`` become ``_`` (a custom scheme may be named ``"a/b"``
-    or ``".."``)."""
-    safe = re.sub(r"[^A-Za-z0-9.+_-]", "_", str(name))
-    return "_" + safe if safe.strip(".") == "" else safe
-
-
-def phase_figures(diagrams, out, n, seeds) -> dict:
-    """The figures of the phase diagrams of a sweep: the first scheme's
-    (``phase_diagram_<scheme>``, the name made safe by :func:`file_part`) and,
-    with several schemes, ``phase_diagram_all``; their files by scheme (``"all"``)."""
-    first = next(iter(diagrams))
-    files = {first: plot_phase_diagrams(
-        {first: diagrams[first]}, out, f"phase_diagram_{file_part(first)}",
-        f"{first}, identity weights, n = {n}, uniform starts, {seeds} seeds: "
-        f"clustering phase diagram and the equiangular prediction")}
-    if len(diagrams) > 1:
-        files["all"] = plot_phase_diagrams(
-            diagrams, out, "phase_diagram_all",
-            f"Every scheme, identity weights, n = {n}, {seeds} seeds")
-    return files
-
-
-# --------------------------------------------------------------------------
-# designed schedules (symdyn.studies.inverse.compare finds them)
-# --------------------------------------------------------------------------
-
-def plot_design(builtin: dict, designed: dict, target: float):
-    """gamma(t) of the built-ins (``{name: trajectory}``) and of the designed
-    schedules (``{label: (scheme, trajectory)}``, thin lines;
-    :func:`symdyn.studies.inverse.compare` finds them), with the bound
-    ``target`` (grey)."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.2), layout="constrained")
-    for name, tr in builtin.items():
-        trajectory(tr, "gamma", ax=ax, scheme=name)
-    for label, (fam, tr) in designed.items():
-        trajectory(tr, "gamma", ax=ax, **{**style(fam), "label": f"designed: {label}"}, lw=1.1)
-    ax.axhline(target, color="grey", lw=0.7)
-    legend(fig, ax)
-    return fig
-
-
-def write_design(builtin: dict, designed: dict, target: float, out) -> list[Path]:
-    """:func:`plot_design` in the paper style, saved as ``design.png`` and ``.svg`` in ``out``."""
-    with paper_style():
-        return save_figure(plot_design(builtin, designed, target), Path(out), "design")
+from .diagrams import (  # noqa: E402,F401  (re-exported: their old home)
+    file_part,
+    phase_figures,
+    plot_design,
+    plot_phase_diagrams,
+    write_design,
+)

@@ -7,11 +7,11 @@ nothing. :func:`save` writes a figure (PNG, SVG or PDF by suffix, 300 dpi).
 matplotlib is imported when a function runs, and its backend is never
 changed, so plots show inline in Jupyter.
 
-Each scheme has one style, the same in every figure: :func:`style` takes a
-built-in's colour, dash and label from its entry (``Scheme.style``), and
-gives custom schemes a colour and dash from a stable hash of their name and
-laws (never a built-in's colour). :data:`PAPER` is the rc style
-for paper output (``with paper_style(): ...``).
+Each scheme has one look (colour, dash, marker) in every figure, and the
+figures are drawn at a paper's printed widths with 8-9 pt text: both live in
+:mod:`symdyn.output.style` (:func:`style`, :func:`paper_style`, ``width=``
+``"column"`` (3.25 in) or ``"full"`` (6.75 in)); a figure made here is drawn in
+that style. Legends sit outside the data, below the panels.
 
 Near the cluster the plots use :math:`\\varepsilon = 1-\\gamma` from the
 solver's precise ``epsilon`` on log axes, not ``1 - gamma`` in floats (which
@@ -22,143 +22,20 @@ Layer 4, output.
 
 from __future__ import annotations
 
-import hashlib
-from contextlib import contextmanager
-from pathlib import Path
-
 import numpy as np
-import sympy as sp
 
 from ..base.checks import shown
-from ..model.registry import Scheme, SchemeLike, Style, entry
-from ..model.registry import scheme as get_scheme
+from ..model.registry import SchemeLike
 from ..model.registry import schemes as builtin_names
-from ..particles.simulation import NONE, resolve
-
-#: The unnormalized baseline (:data:`symdyn.particles.simulation.NONE`):
-#: black and dotted; the built-ins take their entry's style (``Scheme.style``).
-BASELINE = Style("#000000", (0, (1, 1)), "none (pure attention)")
-_CUSTOM_COLOURS = ("#882255", "#44AA99", "#999933", "#332288", "#AA4499", "#117733",
-                   "#661100", "#6699CC", "#888888", "#DDCC77")
-_CUSTOM_DASHES = ("-", (0, (5, 2)), (0, (1, 1.2)), (0, (4, 1, 1, 1)), (0, (8, 2, 2, 2)))
-
-#: rc parameters for paper figures (``matplotlib.rc_context(PAPER)``).
-PAPER = {
-    "font.size": 9, "axes.labelsize": 9, "axes.titlesize": 9, "legend.fontsize": 8,
-    "xtick.labelsize": 8, "ytick.labelsize": 8, "lines.linewidth": 1.6,
-    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
-    "grid.alpha": 0.25, "grid.linewidth": 0.6, "legend.frameon": False,
-    "savefig.dpi": 300, "savefig.bbox": "tight", "figure.dpi": 110,
-    "mathtext.fontset": "cm",
-}
+from .page import figure, finish, legend, save, wrap  # noqa: F401 (part of sd.plot)
+from .style import BASELINE, PAPER, WIDTHS, label, paper_style, style  # noqa: F401
 
 
-@contextmanager
-def paper_style():
-    """``with paper_style(): ...``: :data:`PAPER` for the figures made inside.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> import symdyn as sd
-    >>> with sd.plot.paper_style():
-    ...     float(matplotlib.rcParams["savefig.dpi"])
-    300.0
-    """
-    import matplotlib
-
-    with matplotlib.rc_context(PAPER):
-        yield
-
-
-def label(scheme: SchemeLike) -> str:
-    """How a scheme is named in a legend: its entry's label (the paper's
-    names), with any parameter that is a law of ``t`` shown as math
-    (nGPT's :math:`\\alpha_t = 1 + t`), never raw sympy text.
-
-    Examples
-    --------
-    >>> import symdyn as sd
-    >>> print(label(sd.scheme("ngpt", alpha="1 + t")), "|", label("none"))
-    nGPT, $\\alpha_t = t + 1$ | none (pure attention)
-    """
-    s = resolve(scheme)
-    if s == NONE:
-        return BASELINE.label
-    if s.style is None or s.name not in builtin_names():     # custom, or renamed
-        return s.name
-    laws = _laws(s)
-    if laws:
-        return ", ".join([s.style.label, *laws])
-    return s.name if s.free else s.style.label
-
-
-def _laws(s: Scheme) -> list[str]:
-    """A built-in's parameters that are laws of ``t`` (its entry says which),
-    away from their defaults, as math: ``$\\alpha_t = t + 1$``."""
-    declared, defaults = entry(s.name).parameters, dict(get_scheme(s.name).params)
-    laws = {p.name for p in declared if p.kind == "law"}
-    out = []
-    for name, value in s.params:
-        if name in laws and value != defaults.get(name):
-            symbol = sp.latex(sp.Symbol(name))
-            symbol = f"{symbol}(t)" if "_" in symbol else f"{symbol}_t"
-            out.append(f"${symbol} = {sp.latex(value)}$")
-    return out
-
-
-def style(scheme: SchemeLike) -> dict:
-    """``{"color", "linestyle", "label"}`` of a scheme, the same in every figure.
-
-    A built-in at its defaults takes its entry's style (``Scheme.style``) and
-    ``"none"`` :data:`BASELINE`; any other scheme (a custom one, or nGPT with
-    a schedule) gets a colour and dash from a hash of its name and laws,
-    stable across sessions, its colour unused by the built-ins.
-
-    Examples
-    --------
-    >>> from symdyn.output.plot import style
-    >>> style("pre-ln")["color"], style("pre-ln") == style("pre-ln")
-    ('#D55E00', True)
-    """
-    s = resolve(scheme)
-    fixed = _fixed(s)
-    if fixed is not None:
-        color, dash = fixed.color, fixed.dash
-    else:
-        h = int(hashlib.sha256(f"{s.name}|{s.speed}|{s.radial}".encode()).hexdigest(), 16)
-        color = _free_colour(h)
-        dash = _CUSTOM_DASHES[(h // len(_CUSTOM_COLOURS)) % len(_CUSTOM_DASHES)]
-    return {"color": color, "linestyle": dash, "label": label(s)}
-
-
-def _fixed(s: Scheme) -> Style | None:
-    """The style of the baseline, or of a built-in at its defaults; else None."""
-    if s == NONE:
-        return BASELINE
-    if s.style is None or s.name not in builtin_names():     # custom, or renamed
-        return None
-    return s.style if s == get_scheme(s.name) else None
-
-
-def _free_colour(h: int) -> str:
-    """The palette's colour for hash ``h``: the next one no built-in uses."""
-    taken = {BASELINE.color} | {entry(name).style.color for name in builtin_names()}
-    k = h % len(_CUSTOM_COLOURS)
-    for step in range(len(_CUSTOM_COLOURS)):
-        colour = _CUSTOM_COLOURS[(k + step) % len(_CUSTOM_COLOURS)]
-        if colour not in taken:
-            return colour
-    return _CUSTOM_COLOURS[k]
-
-
-def _axes(ax, ncols=1, width=3.4):
-    import matplotlib.pyplot as plt
-
+def _axes(ax, w="column"):
     if ax is not None:
         return ax.figure, ax
-    fig, ax = plt.subplots(1, ncols, figsize=(width * ncols, 2.8), layout="constrained")
-    return fig, ax
+    fig, axes = figure(1, 1, w)
+    return fig, axes[0, 0]
 
 
 def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = None,
@@ -168,8 +45,8 @@ def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = Non
     ``kind``: ``"gamma"`` (:math:`\\gamma(t)`), ``"epsilon"`` (:math:`1-\\gamma`,
     log scale, from ``tr.epsilon``), ``"gamma_dot"`` (:math:`\\dot\\gamma(t)`),
     or ``"phase"`` (:math:`\\dot\\gamma` against :math:`1-\\gamma`, log-log:
-    a terminal law is a straight line there). ``scheme`` gives the style;
-    ``kwargs`` go to ``ax.plot``. Returns the Axes.
+    a terminal law is a straight line there). ``scheme`` gives the style
+    (with its marker); ``kwargs`` go to ``ax.plot``. Returns the Axes.
 
     Examples
     --------
@@ -180,7 +57,7 @@ def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = Non
     ('log', True)
     """
     fig, ax = _axes(ax)
-    opts = {**(style(scheme) if scheme is not None else {}), **kwargs}
+    opts = {**(style(scheme, marker=True) if scheme is not None else {}), **kwargs}
     t = np.asarray(tr.t, dtype=float)
     eps = np.asarray(tr.epsilon, dtype=float).reshape(-1, len(t))
     gd = np.asarray(tr.gamma_dot, dtype=float).reshape(-1, len(t))
@@ -218,7 +95,7 @@ def horizon(schemes, n, beta, gamma0, level=1e-6, cap=1e4):
 
 
 def compare(schemes=None, n: float = 32, beta: float = 1.0, gamma0: float = 0.0, t=None,
-            axes=None, level: float = 1e-6):
+            axes=None, level: float = 1e-6, width="full"):
     """The Figure 2 triptych for any list of schemes, built-in or invented,
     solved with :func:`symdyn.solve` (see :func:`triptych`).
 
@@ -235,22 +112,71 @@ def compare(schemes=None, n: float = 32, beta: float = 1.0, gamma0: float = 0.0,
     """
     from ..reduced.solver import solve
 
+    if isinstance(schemes, str) or hasattr(schemes, "speed"):
+        schemes = [schemes]                       # one scheme, not its characters
     names = builtin_names() if schemes is None else list(schemes)
     if not names:
         raise ValueError("schemes: expected at least one scheme")
     if t is None:
         t = np.geomspace(1e-3, horizon(names, n, beta, gamma0, level), 400)
     curves = {s: solve(s, n=n, beta=beta, gamma0=gamma0, t=t) for s in names}
-    return triptych(curves, axes=axes, level=level,
+    return triptych(curves, axes=axes, level=level, width=width,
                     title=rf"$n = {n:g}$, $\beta = {beta:g}$, $\gamma_0 = {gamma0:g}$")
 
 
-def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = None):
+def coinciding(curves: dict, level: float = 1e-6, share: float = 0.8) -> list[list]:
+    r"""Groups of schemes whose phase curves (:math:`\dot\gamma` against
+    :math:`1-\gamma`, ``{scheme: trajectory}``) lie within 1% of the panel's
+    log height of each other over ``share`` of their common range (down to
+    :math:`1-\gamma =` ``level / 100``): one line on the page.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import symdyn as sd
+    >>> t = np.geomspace(0.001, 1000, 200)
+    >>> coinciding({s: sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=t)
+    ...             for s in ("post-ln", "ngpt", "pre-ln", "mix-ln")})
+    [['post-ln', 'ngpt'], ['pre-ln', 'mix-ln']]
+    """
+    floor = level / 100
+
+    def logs(tr):
+        e, g = (np.asarray(v, dtype=float).reshape(-1)[: len(tr.t)] for v in
+                (tr.epsilon, tr.gamma_dot))
+        keep = (e >= floor) & (g > 0) & (e < 1)
+        return np.log(e[keep])[::-1], np.log(g[keep])[::-1]
+
+    data = {k: logs(tr) for k, tr in curves.items() if np.size(logs(tr)[0]) > 1}
+    if not data:
+        return []
+    ys = np.concatenate([y for _, y in data.values()])
+    tol = 0.01 * (ys.max() - ys.min())
+    groups: list[list] = []
+    for k, (x, y) in data.items():
+        for g in groups:
+            x0, y0 = data[g[0]]
+            lo, hi = max(x.min(), x0.min()), min(x.max(), x0.max())
+            grid = np.linspace(lo, hi, 100)
+            close = np.abs(np.interp(grid, x, y) - np.interp(grid, x0, y0)) <= tol
+            if hi > lo and close.mean() >= share:
+                g.append(k)
+                break
+        else:
+            groups.append([k])
+    return [g for g in groups if len(g) > 1]
+
+
+def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = None,
+             width="full"):
     r"""Three panels from ``{scheme: trajectory}`` (anything with ``t``,
     ``epsilon``, ``gamma_dot``): (a) :math:`1-\gamma(t)` and (b)
-    :math:`\dot\gamma(t)` in log time, (c) the phase plot :math:`\dot\gamma`
-    against :math:`1-\gamma` (log-log, where each terminal law is a line).
-    The axes stop at ``level / 100``; one legend, outside. Returns the Figure.
+    :math:`\dot\gamma(t)` in log time, log scale, (c) the phase plot
+    :math:`\dot\gamma` against :math:`1-\gamma` (log-log, where each terminal
+    law is a line). The axes stop at ``level / 100``. One legend, below;
+    curves that coincide in (c) are named in its title. ``width``:
+    ``"full"`` (three panels in a row) or ``"column"`` (stacked). Returns
+    the Figure.
 
     Examples
     --------
@@ -263,10 +189,12 @@ def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = N
     (3, 1)
     """
     if axes is None:
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.0), layout="constrained")
+        full = width != "column"
+        fig, grid = figure(1 if full else 3, 3 if full else 1, width,
+                           height=2.5 if full else 6.6)
+        axes = grid.ravel()
     fig = axes[0].figure
+    floor = level / 100             # below it the exponential schemes leave the picture
     t = None
     for s, tr in curves.items():
         t = np.asarray(tr.t, dtype=float)
@@ -275,31 +203,30 @@ def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = N
     for ax in axes[:2]:
         ax.set_xscale("log")
         ax.set_xlim(t[t > 0][0], t[-1])
-    floor = level / 100             # below it the exponential schemes leave the picture
+    axes[1].set_yscale("log")
     axes[0].set_ylim(floor, 1.5)
     axes[2].set_xlim(1.5, floor)
-    shown = [y for line in axes[2].get_lines()
-             for x, y in zip(*line.get_data(), strict=True) if x >= floor and y > 0]
-    if shown:
-        axes[2].set_ylim(max(min(shown), 1e-300) / 2, 2 * max(shown))
+    shown_ = [y for line in axes[2].get_lines()
+              for x, y in zip(*line.get_data(), strict=True) if x >= floor and y > 0]
+    if shown_:
+        low = max(min(shown_), 1e-300) / 2
+        axes[1].set_ylim(low, 2 * max(shown_))
+        axes[2].set_ylim(low, 2 * max(shown_))
     titles = ("(a) distance to the cluster", "(b) speed of the cosine", "(c) phase plot")
     for ax, name in zip(axes, titles, strict=True):
         ax.set_title(name)
-    legend(fig, axes[0])
-    if title:
-        fig.suptitle(title)
-    return fig
+    same = coinciding(curves, level)
+    note = ("one line in (c): " + "; ".join(" = ".join(label(s) for s in g) for g in same)
+            if same else None)
+    return finish(fig, title, axes[0], ncol=4 if fig.get_size_inches()[0] > 5 else 2,
+                  note=note)
 
 
-def legend(fig, ax, **kwargs):
-    """One legend for the whole figure, outside the panels (right)."""
-    handles, labels = ax.get_legend_handles_labels()
-    return fig.legend(handles, labels, loc="outside right center", **kwargs)
-
-
-def bands(data: dict, ax=None, quantiles=(0.05, 0.95)):
+def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
     """Mean :math:`\\gamma(t)` and a quantile band over the seeds per scheme,
     from a :func:`symdyn.output.figures.figure4_data` dict (its ``runs``).
+    With ``emphasis`` (a scheme in the data) only that scheme has a band,
+    drawn thick on top; the others are thin lines.
 
     Examples
     --------
@@ -311,57 +238,57 @@ def bands(data: dict, ax=None, quantiles=(0.05, 0.95)):
     (1, 1)
     """
     fig, ax = _axes(ax)
+    if emphasis is not None and emphasis not in data["curves"]:
+        raise ValueError(f"emphasis: expected one of the data's schemes, got {shown(emphasis)}")
     t = data["t"]
     for name, c in data["curves"].items():
-        st = style(name)
+        st = style(name, marker=True)
         runs = np.asarray(c["runs"])
-        ax.plot(t, runs.mean(axis=0), color=st["color"], linestyle=st["linestyle"],
-                label=st["label"])
-        lo, hi = np.quantile(runs, quantiles, axis=0)
-        ax.fill_between(t, lo, hi, color=st["color"], alpha=0.15, linewidth=0)
+        main = emphasis is None or name == emphasis
+        lw = 2.2 if emphasis is not None and main else 1.0 if not main else None
+        ax.plot(t, runs.mean(axis=0), **st, lw=lw, zorder=4 if name == emphasis else 2)
+        if main:
+            lo, hi = np.quantile(runs, quantiles, axis=0)
+            ax.fill_between(t, lo, hi, color=st["color"],
+                            alpha=0.25 if emphasis is not None else 0.12, linewidth=0)
     ax.set(xlabel="depth $t$", ylabel=r"$\gamma(t)$")
     return ax
 
 
-def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 0.95)):
+def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 0.95),
+               params: dict | None = None, width="column"):
     """:math:`\\gamma(t)` of a :class:`~symdyn.particles.simulation.Simulation`: the mean over
-    its batch and, with several members, a quantile band.
+    its batch and, with several members, a quantile band; one legend, and a
+    title with the scheme, ``n``, the members and ``params`` (``{"d": 64,
+    "beta": 1.0, ...}``, what the run was given). Output times are marked
+    when there are fewer than 40.
 
     Examples
     --------
     >>> import symdyn as sd
     >>> sim = sd.simulate("post-ln", sd.init.sphere(6, 3, batch=4, seed=0), beta=1.0,
     ...                   t=[0.0, 1.0, 2.0])
-    >>> ax = sd.plot.simulation(sim, scheme="post-ln")
-    >>> ax.get_lines()[0].get_color()
-    '#0072B2'
+    >>> ax = sd.plot.simulation(sim, scheme="post-ln", params={"d": 3, "beta": 1.0})
+    >>> print(ax.get_lines()[0].get_color(), ax.figure.get_suptitle())
+    #0072B2 Post-LN, $n = 6$, 4 runs, $d = 3$, $\\beta = 1$
     """
-    fig, ax = _axes(ax)
-    st = style(scheme) if scheme is not None else {}
+    fig, ax = _axes(ax, width)
+    st = style(scheme) if scheme is not None else {"label": "mean"}
     g = np.asarray(sim.gamma, dtype=float).reshape(-1, len(sim.t))
-    line, = ax.plot(sim.t, g.mean(axis=0), **st)
+    few = len(sim.t) < 40
+    line, = ax.plot(sim.t, g.mean(axis=0), **st, **({"marker": "o"} if few else {}))
     if len(g) > 1:
         lo, hi = np.quantile(g, quantiles, axis=0)
-        ax.fill_between(sim.t, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
-    ax.set(xlabel="depth $t$", ylabel=r"$\gamma(t)$")
+        ax.fill_between(sim.t, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0,
+                        label=f"{quantiles[0]:.0%}-{quantiles[1]:.0%} of {len(g)} runs")
+    clock = getattr(sim, "clock", "t")
+    ax.set(xlabel=r"$\tau = \log(1 + t)$" if clock == "log" else "depth $t$",
+           ylabel=r"$\gamma(t)$ (mean over pairs)")
+    names = {"beta": r"\beta", "gamma0": r"\gamma_0"}
+    facts = [st["label"] if scheme is not None else "simulation",
+             f"$n = {np.shape(sim.r)[-2]}$", f"{len(g)} run{'s' if len(g) > 1 else ''}"]
+    facts += [f"${names.get(k, k)} = {v:g}$" if isinstance(v, (int, float)) else f"{k} {v}"
+              for k, v in (params or {}).items()]
+    if fig.axes[0] is ax and len(fig.axes) == 1:
+        finish(fig, ", ".join(facts), ax)
     return ax
-
-
-def save(fig, path, dpi: int = 300) -> Path:
-    """Write ``fig`` to ``path`` (``.png``, ``.svg`` or ``.pdf``), tight, at ``dpi``.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> import symdyn as sd
-    >>> fig = sd.plot.compare(["post-ln"], n=8)
-    >>> path = sd.plot.save(fig, pathlib.Path(tempfile.mkdtemp()) / "post-ln.pdf")
-    >>> path.suffix, path.stat().st_size > 1000
-    ('.pdf', True)
-    """
-    path = Path(path)
-    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise ValueError(f"path: expected a .png, .svg or .pdf file name, "
-                         f"got {shown(str(path), 200)}")
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    return path
