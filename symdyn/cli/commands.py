@@ -134,7 +134,8 @@ def simulate_command(args) -> str:
     s = _scheme_from(args)
     sim = simulate(s, X0, beta=args.beta, t=times, weights=w, step=args.step,
                    attention=args.attention, clock=args.clock,
-                   dtype=np.dtype(args.precision).type, method=args.method)
+                   dtype=np.dtype(args.precision).type, method=args.method,
+                   mask=args.mask, kappa=args.kappa, seed=args.seed)
     if args.plot:
         from ..output.plot import save, simulation
 

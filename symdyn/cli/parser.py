@@ -38,7 +38,8 @@ EXAMPLES = {
               "--t-max 5"],
     "simulate": ["symdyn simulate pre-ln --n 16 --d 8 --t-max 5",
                  "symdyn simulate post-ln --init standard-gaussian --weights kaiming --step 0.1",
-                 "symdyn simulate peri-ln --t-max 20 --points 41 --plot peri.png"],
+                 "symdyn simulate peri-ln --t-max 20 --points 41 --plot peri.png",
+                 "symdyn simulate post-ln --mask causal --kappa 4 --seed 0 --step 0.05"],
     "table": ["symdyn table",
               "symdyn table --format latex --columns speed 'initial velocity' 'terminal law'",
               "symdyn table post-ln pre-ln --format csv"],
@@ -219,6 +220,13 @@ def _add_simulate(sub) -> None:
                    help="the arithmetic of the particles")
     m.add_argument("--method", default="auto", choices=("auto", "dop853"),
                    help="auto: stiff stretches switch to ROS34PW2; dop853: explicit only")
+    m.add_argument("--mask", default="full", choices=("full", "causal"),
+                   help="full attention, or causal: token k attends to tokens j <= k")
+    m.add_argument("--kappa", type=float,
+                   help="inverse noise level > 0 of noisy layers (needs --step); "
+                        "default: no noise")
+    m.add_argument("--seed", type=int,
+                   help="seed of the noise (with --kappa): the same seed gives the same run")
     _entry_options(m)
 
 
