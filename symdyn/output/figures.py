@@ -26,7 +26,17 @@ from ..particles.simulation import simulate
 from ..reduced.solver import solve
 from .claims import PAPER_SIX, Claim, caption_checks  # noqa: F401 (re-exported)
 from .page import save_figure  # noqa: F401 (re-exported)
-from .plot import bands, figure, finish, horizon, paper_style, style, trajectory, triptych
+from .plot import (
+    bands,
+    coinciding,
+    figure,
+    finish,
+    horizon,
+    paper_style,
+    style,
+    trajectory,
+    triptych,
+)
 
 __all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
            "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",
@@ -214,7 +224,8 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
     named = {"post-ln", "pre-ln", "peri-ln", "ngpt"}
     checks = (caption_checks(f2, f4 if named <= set(f4["curves"]) else None)
               if set(PAPER_SIX) <= set(f2["curves"]) else {})
-    return {"files": files, "checks": checks, "quick": quick,
+    same = coinciding({k: _curve(f2["t"], c) for k, c in f2["curves"].items()})
+    return {"files": files, "checks": checks, "quick": quick, "coinciding": same,
             "data": {"figure2": f2, "figure3": f3, "figure4": f4, "figure5": f5}}
 
 

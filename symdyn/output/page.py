@@ -34,6 +34,13 @@ def finish(fig, title: str | None = None, ax=None, ncol=None, note: str | None =
         for text in (a.title, a.xaxis.label, a.yaxis.label):
             text.set_fontsize(size)
     inches = fig.get_size_inches()[0]
+    with paper_style():
+        _label(fig, title, ax, ncol, note, inches)
+    return fig
+
+
+def _label(fig, title, ax, ncol, note, inches):
+    """The legend and title of :func:`finish`, made in the paper style."""
     if ax is not None:
         labels = ax.get_legend_handles_labels()[1]
         longest = max((_visible(x) for x in labels), default=1)
@@ -41,7 +48,6 @@ def finish(fig, title: str | None = None, ax=None, ncol=None, note: str | None =
         legend(fig, ax, ncol=min(ncol or (4 if inches > 5 else 2), fits), note=note)
     if title:
         fig.suptitle(wrap(title, inches), fontsize=PAPER["figure.titlesize"])
-    return fig
 
 
 def _visible(text: str) -> int:

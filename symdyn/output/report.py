@@ -111,6 +111,10 @@ def figure_section(result: dict, folder: str) -> str:
             "one head, four heads, untied weights"}
     for name, paths in result["files"].items():
         caption = CAPTIONS.get(name, name).format(**fill)
+        if name == "figure2" and result.get("coinciding"):
+            caption += (" Drawn on one line in (c), told apart by their markers: "
+                        + "; ".join(" = ".join(map(str, g)) for g in result["coinciding"])
+                        + ".")
         if result.get("quick") and name in ("figure4", "figure5"):
             caption += QUICK_NOTE.format(**fill)
         lines += [f"![{name}]({folder}/{_png(paths).name})", "", caption, ""]
@@ -142,10 +146,11 @@ def phase_section(diagrams, files, folder: str) -> str:
     first = next(iter(diagrams.values()))
     lines = [f"Tokens uniform on the sphere, identity weights, $n = {first.n}$; colour: "
              "the fraction of pairs with $\\langle x_i, x_j\\rangle \\ge 0.999$ "
-             "(mean over seeds; `sd.sweep`, continuous dynamics). White: the "
+             "(mean over seeds; `sd.sweep`, continuous dynamics). White line: the "
              "equiangular prediction $T_*(\\beta)$, the time at which $\\gamma(t)$ "
              "from $\\gamma_0 = 0$ reaches 0.999 (`sd.solve` and `brentq`). Dots: the "
-             "simulated transition $t_{1/2}$, where half the pairs are linked.", ""]
+             "simulated transition $t_{1/2}$, where half the pairs are linked. Each "
+             "panel's title gives their distance in decades (below).", ""]
     for name, paths in files.items():
         if _png(paths) is not None:
             lines += [f"![phase diagram, {name}]({folder}/{_png(paths).name})", ""]
@@ -211,7 +216,9 @@ def design_section(table, files, folder: str, problem: dict = DESIGN_PROBLEM) ->
         markdown_table(["scheme", "kind", "parameters", "value (min progress per layer)",
                         "gamma(L)", "feasible"], rows), "",
         f"![design]({folder}/{_png(files).name})", "",
-        "Thin lines: the designed schedules; grey: the bound $g$.", ""])
+        "Thick lines with markers at the layers' ends: the designed schedules (curves "
+        "that coincide are drawn once, their names joined by =); thin lines: the "
+        "built-ins; dashed black: the bound on $\\gamma(L)$.", ""])
 
 
 def provenance(seconds: float | None = None) -> str:
