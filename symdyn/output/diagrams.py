@@ -92,9 +92,11 @@ def phase_figures(diagrams, out, n, seeds, width="full") -> dict:
     return files
 
 
-def _same(a, b, rtol=1e-3) -> bool:
+def _same(a, b, atol=0.005) -> bool:
+    """Two gamma curves within ``atol`` everywhere: one line on the page
+    (half a percent of the axis)."""
     g, h = np.asarray(a.gamma, dtype=float).ravel(), np.asarray(b.gamma, dtype=float).ravel()
-    return g.shape == h.shape and bool(np.all(np.abs(g - h) <= rtol * np.maximum(1e-12, h)))
+    return g.shape == h.shape and bool(np.all(np.abs(g - h) <= atol))
 
 
 def plot_design(builtin: dict, designed: dict, target: float, layers: int | None = None,
@@ -102,9 +104,9 @@ def plot_design(builtin: dict, designed: dict, target: float, layers: int | None
     """gamma(t) of the built-ins (``{name: trajectory}``, thin) and of the
     designed schedules (``{label: (scheme, trajectory)}``, thick, each its
     own look; designed curves that coincide are drawn once, their labels
-    joined), the bound ``target`` (in the legend), and with ``layers`` the
+    joined: within 0.005 everywhere), the bound ``target`` (in the legend), and with ``layers`` the
     layer boundaries (ticks and markers on the designed curves)."""
-    fig, ax = figure(1, 1, width, height=3.0 if width != "column" else 3.9)
+    fig, ax = figure(1, 1, width, height=3.6 if width != "column" else 4.2)
     ax = ax[0, 0]
     t = np.asarray(next(iter(builtin.values())).t, dtype=float)
     for name, tr in builtin.items():
@@ -120,7 +122,7 @@ def plot_design(builtin: dict, designed: dict, target: float, layers: int | None
         twin = next((k for k, (_, other) in drawn if _same(tr, other)), None)
         if twin is not None:                          # the same curve: one line, both names
             line = twin
-            line.set_label(line.get_label() + f" = {lab}")
+            line.set_label(line.get_label() + f" = {lab.removeprefix('ngpt ')}")
             continue
         st = style(fam, marker=True)
         line, = ax.plot(t, np.asarray(tr.gamma).ravel(), color=st["color"],
@@ -139,6 +141,7 @@ def plot_design(builtin: dict, designed: dict, target: float, layers: int | None
 def write_design(builtin: dict, designed: dict, target: float, out, layers: int | None = None,
                  title: str | None = None) -> list[Path]:
     """:func:`plot_design` in the paper style, saved as ``design.png`` and ``.svg`` in ``out``."""
+    Path(out).mkdir(parents=True, exist_ok=True)
     with paper_style():
         return save_figure(plot_design(builtin, designed, target, layers, title=title),
                            Path(out), "design")

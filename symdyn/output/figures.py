@@ -164,7 +164,7 @@ def plot_bands(panels, title: str, width="full", emphasis=None):
     k = len(panels)
     full = width != "column"
     fig, axes = figure(1 if full else k, k if full else 1, width, sharey=True,
-                       height=2.6 if full else 0.5 + 2.2 * k)
+                       height=(3.4 if k == 1 else 2.9) if full else 0.5 + 2.2 * k)
     axes = axes.ravel()
     for ax, (label, data) in zip(axes, panels, strict=True):
         bands(data, ax=ax, emphasis=emphasis)

@@ -44,7 +44,7 @@ def _label(fig, title, ax, ncol, note, inches):
     if ax is not None:
         labels = ax.get_legend_handles_labels()[1]
         longest = max((_visible(x) for x in labels), default=1)
-        fits = max(1, int(12 * inches / (longest + 5)))   # 5: the handle, the gap
+        fits = max(1, int(15 * inches / (longest + 5)))   # 5: the handle, the gap
         legend(fig, ax, ncol=min(ncol or (4 if inches > 5 else 2), fits), note=note)
     if title:
         fig.suptitle(wrap(title, inches), fontsize=PAPER["figure.titlesize"])
