@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit
 
 from .bert import softmax
 from .files import cached_arrays, need
@@ -174,7 +175,7 @@ class Llama(Traced):
                 gu = self._norm(h, blk["n2"]).reshape(B * n, d) @ blk["gu"]
                 f = gu.shape[1] // 2
                 gate = gu[:, :f]
-                act = gate / (np.float32(1.0) + np.exp(-gate)) * gu[:, f:]
+                act = gate * expit(gate) * gu[:, f:]          # SiLU, no overflow
                 x = h + (act @ blk["down"]).reshape(B, n, d)
             else:
                 x = h

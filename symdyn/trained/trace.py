@@ -31,7 +31,7 @@ def geometry(x: np.ndarray, skip_first: bool = False) -> tuple[float, float, flo
 
     >>> x = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
     >>> [round(v, 6) for v in geometry(x)]
-    [0.471405, 2.885618, 0.0]
+    [0.471405, 2.414214, 0.0]
     """
     x = np.asarray(x, dtype=np.float64)[1 if skip_first else 0:]
     n = len(x)

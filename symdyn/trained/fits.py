@@ -1,0 +1,135 @@
+"""Layer 3, trained: a trace against what its scheme predicts (least squares).
+
+With :math:`\\varepsilon_l = 1 - \\gamma_l` (``gamma`` = a trace's mean cosine)
+over layers :math:`l = l_0..L`:
+
+* ``exponential``: :math:`\\log\\varepsilon_l = a - k\\,l` (Post-LN's terminal law);
+* ``power``: :math:`\\log\\varepsilon_l = a - p\\log l` (Pre-LN's);
+* ``linear_norm``: :math:`|x|_l = r_0 + s\\,l` (Pre-LN's norm growth);
+* ``reduced_ode``: :math:`\\gamma_l = \\gamma(\\tau l)` of the scheme's reduced
+  ODE (:func:`symdyn.reduced.solver.solve`, n tokens, start :math:`\\gamma_0`
+  from the trace) with the effective inverse temperature :math:`\\beta` and the
+  time per layer :math:`\\tau` fitted.
+
+Each returns a :class:`Fit`: the constants, their standard errors from the
+Jacobian (:math:`\\hat\\sigma^2 (J^TJ)^{-1}`, no claim beyond the least-squares
+model), the residuals and their root mean square (log space for the laws).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from ..reduced.solver import solve
+
+
+@dataclass
+class Fit:
+    law: str
+    names: tuple
+    values: np.ndarray
+    errors: np.ndarray
+    residuals: np.ndarray
+    layers: np.ndarray
+
+    @property
+    def rms(self) -> float:
+        return float(np.sqrt(np.mean(self.residuals ** 2)))
+
+    def __str__(self):
+        c = ", ".join(f"{n} = {v:.4g} ± {e:.2g}" for n, v, e in
+                      zip(self.names, self.values, self.errors, strict=True))
+        return f"{self.law}: {c}; rms residual {self.rms:.3g} over layers " \
+               f"{self.layers[0]}..{self.layers[-1]}"
+
+
+def _linear(law, names, X, y, layers):
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    res = y - X @ coef
+    dof = max(len(y) - X.shape[1], 1)
+    cov = (res @ res / dof) * np.linalg.inv(X.T @ X)
+    return Fit(law, names, coef, np.sqrt(np.diag(cov)), res, layers)
+
+
+def _select(values, first):
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1 or len(v) - first < 3:
+        raise ValueError(f"a fit needs one trace with at least 3 layers from first={first}")
+    layers = np.arange(len(v))
+    return layers[first:], v[first:]
+
+
+def exponential(gamma, first: int = 1) -> Fit:
+    """``log(1 - gamma_l) = a - k l`` for l >= first.
+
+    >>> l = np.arange(8); round(float(exponential(1 - 0.9 * np.exp(-0.5 * l)).values[1]), 6)
+    0.5
+    """
+    lay, g = _select(gamma, first)
+    X = np.column_stack([np.ones_like(lay, dtype=float), -lay])
+    return _linear("exponential", ("a", "k"), X, np.log1p(-g), lay)
+
+
+def power(gamma, first: int = 1) -> Fit:
+    """``log(1 - gamma_l) = a - p log l`` for l >= max(first, 1)."""
+    lay, g = _select(gamma, max(first, 1))
+    X = np.column_stack([np.ones_like(lay, dtype=float), -np.log(lay)])
+    return _linear("power", ("a", "p"), X, np.log1p(-g), lay)
+
+
+def linear_norm(norm, first: int = 1) -> Fit:
+    """``|x|_l = r0 + s l`` for l >= first."""
+    lay, r = _select(norm, first)
+    X = np.column_stack([np.ones_like(lay, dtype=float), lay])
+    return _linear("linear norm", ("r0", "s"), X, r, lay)
+
+
+def reduced_ode(gamma, scheme: str, n: int, first: int = 0, beta0=1.0, tau0=0.3) -> Fit:
+    """``gamma_l = gamma(tau l)`` of ``scheme``'s reduced ODE; ``beta``, ``tau`` fitted."""
+    lay, g = _select(gamma, first)
+    g0 = float(np.asarray(gamma, dtype=float)[0])
+    t_lay = np.asarray(lay, dtype=float)
+
+    def model(p):
+        beta, tau = np.exp(p)
+        t = tau * t_lay
+        keep = t > 0
+        out = np.full(len(t), g0)
+        if keep.any():
+            out[keep] = solve(scheme, n=n, beta=beta, gamma0=g0, t=t[keep], rtol=1e-8,
+                              atol=1e-10).gamma
+        return out
+
+    sol = least_squares(lambda p: model(p) - g, np.log([beta0, tau0]), method="lm")
+    res = sol.fun
+    J = sol.jac * np.exp(sol.x)[None, :]            # d/dbeta, d/dtau from d/dlog
+    dof = max(len(g) - 2, 1)
+    JJ = J.T @ J
+    if np.linalg.cond(JJ) > 1e12:                   # a constant the data do not fix
+        err = np.full(2, np.inf)
+    else:
+        err = np.sqrt(np.abs(np.diag((res @ res / dof) * np.linalg.inv(JJ))))
+    return Fit(f"reduced ODE ({scheme})", ("beta", "tau"), np.exp(sol.x), err, res, lay)
+
+
+def randomized(model, seed: int = 0):
+    """A copy of ``model`` whose weight matrices are Gaussian with each matrix's mean and std.
+
+    Norm gains, embeddings and biases are kept (the tokens and the normalization
+    stay the trained ones; only what the blocks learned is replaced).
+    """
+    import copy
+    rng = np.random.default_rng(seed)
+    m = copy.copy(model)
+    m.blocks = []
+    for b in model.blocks:
+        nb = dict(b)
+        for k in ("qkv", "o", "gu", "up", "down"):
+            if k in b:
+                w = b[k]
+                nb[k] = (rng.standard_normal(w.shape) * w.std() + w.mean()).astype(np.float32)
+        m.blocks.append(nb)
+    return m
