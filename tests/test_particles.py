@@ -362,3 +362,16 @@ def test_cluster_count_matches_scipy():
             i, j = order[n // 2 - 1], order[n // 2]
             A[0, i, j] = A[0, j, i] = False
             assert components(A).tolist() == [2, 1, 1]
+
+
+def test_weights_by_name_as_the_sweep_names_them():
+    # issue 28: sweep took weights="kaiming", simulate refused it
+    X0 = sd.init.sphere(8, 4, batch=2, seed=0)
+    named = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 1.0, 2.0], weights="kaiming")
+    drawn = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 1.0, 2.0],
+                        weights=sd.weights.kaiming(4, seed=0))
+    ident = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 1.0, 2.0], weights="identity")
+    assert np.array_equal(named.gamma, drawn.gamma)          # the same draw, the same path
+    assert not np.allclose(named.gamma, ident.gamma)         # control: the name was used
+    with pytest.raises(ValueError, match="weights: expected one of identity, kaiming"):
+        sd.simulate("post-ln", X0, beta=1.0, t=[1.0], weights="xavier")

@@ -152,8 +152,10 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         Inverse temperature, ``>= 0``.
     t : float or 1-D array
         Output times, ``>= 0``, strictly increasing (multiples of ``step``).
-    weights : None, (Q, K, V) or sd.weights.Weights
-        ``None``: identity. Each matrix ``(d, d)`` or ``(heads, d, d)``.
+    weights : None, "identity", "kaiming", (Q, K, V) or sd.weights.Weights
+        ``None``: identity; ``"kaiming"``: ``sd.weights.kaiming(d, seed=0)``
+        (the sweep's name and default seed). Each matrix ``(d, d)`` or
+        ``(heads, d, d)``.
     attention : {"softmax", "unnormalized"}
     step : float, optional
         ``None``: the continuous dynamics with error control (``rtol``,

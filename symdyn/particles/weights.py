@@ -109,8 +109,20 @@ def kaiming(d: int, heads: int = 1, layers=None, seed=None, std=None) -> Weights
     return Weights(Q, K, V)
 
 
+#: Weights by name (as :func:`~symdyn.sweep`'s ``weights`` axis names them):
+#: ``"kaiming"`` is :func:`kaiming` with ``seed=0``, like the sweep's default
+#: ``weight_seed``.
+NAMED = ("identity", "kaiming")
+
+
 def as_weights(weights, d: int) -> Weights:
-    """``None`` (identity), a ``(Q, K, V)`` tuple or :class:`Weights`, checked against ``d``."""
+    """``None`` or ``"identity"`` (identity), ``"kaiming"`` (``kaiming(d, seed=0)``),
+    a ``(Q, K, V)`` tuple or :class:`Weights`, checked against ``d``."""
+    if isinstance(weights, str):
+        if weights not in NAMED:
+            raise ValueError(f"weights: expected one of {', '.join(NAMED)}, None, (Q, K, V) or "
+                             f"sd.weights.Weights, got {weights[:40]!r}")
+        return identity(d) if weights == "identity" else kaiming(d, seed=0)
     if weights is None:
         return identity(d)
     if isinstance(weights, Weights):
@@ -121,7 +133,8 @@ def as_weights(weights, d: int) -> Weights:
         try:
             Q, K, V = weights
         except (TypeError, ValueError):
-            raise ValueError("weights: expected None, (Q, K, V) or sd.weights.Weights") from None
+            raise ValueError("weights: expected None, 'identity', 'kaiming', (Q, K, V) or "
+                             "sd.weights.Weights") from None
         mats = []
         for name, M in (("Q", Q), ("K", K), ("V", V)):
             M = real_array(M, f"weights: {name}")
