@@ -31,6 +31,17 @@ from .page import figure, finish, legend, save, wrap  # noqa: F401 (part of sd.p
 from .style import BASELINE, PAPER, WIDTHS, label, paper_style, style  # noqa: F401
 
 
+def _styled(draw):
+    """Run a drawing function in the paper style (line widths, marker sizes)."""
+    import functools
+
+    @functools.wraps(draw)
+    def styled(*args, **kwargs):
+        with paper_style():
+            return draw(*args, **kwargs)
+    return styled
+
+
 def _axes(ax, w="column"):
     if ax is not None:
         return ax.figure, ax
@@ -38,6 +49,7 @@ def _axes(ax, w="column"):
     return fig, axes[0, 0]
 
 
+@_styled
 def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = None,
                **kwargs):
     """One panel of a :class:`~symdyn.reduced.solver.Trajectory` (every batch member).
@@ -167,6 +179,7 @@ def coinciding(curves: dict, level: float = 1e-6, share: float = 0.8) -> list[li
     return [g for g in groups if len(g) > 1]
 
 
+@_styled
 def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = None,
              width="full"):
     r"""Three panels from ``{scheme: trajectory}`` (anything with ``t``,
@@ -222,6 +235,7 @@ def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = N
                   note=note)
 
 
+@_styled
 def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
     """Mean :math:`\\gamma(t)` and a quantile band over the seeds per scheme,
     from a :func:`symdyn.output.figures.figure4_data` dict (its ``runs``).
@@ -255,6 +269,7 @@ def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
     return ax
 
 
+@_styled
 def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 0.95),
                params: dict | None = None, width="column"):
     """:math:`\\gamma(t)` of a :class:`~symdyn.particles.simulation.Simulation`: the mean over
