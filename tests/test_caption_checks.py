@@ -70,6 +70,12 @@ def test_figure2_verdicts_match_the_direct_particle_system(oracle):
     assert checks["fig2-early"].verdict == ("yes" if direct_early else "no")
     for k in PAPER_SIX:
         assert checks["fig2-early"].numbers[k] == pytest.approx(g[k], abs=1e-8)
+    # the report prints these verdicts and numbers
+    from symdyn.output.report import figure_section
+    text = figure_section({"files": {}, "checks": checks,
+                           "data": {"figure4": {"seeds": 1, "d": 8}}}, "f")
+    row = next(line for line in text.splitlines() if "converge last" in line)
+    assert "| **no** |" in row and "pre-ln 12.2812" in row and "peri-ln 10.6502" in row
 
 
 def test_control_the_grid_reading_gets_figure2_wrong(oracle):

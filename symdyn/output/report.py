@@ -120,7 +120,7 @@ def figure_section(result: dict, folder: str) -> str:
         lines += [f"![{name}]({folder}/{_png(paths).name})", "", caption, ""]
     claims = result["checks"]
     shown = {"yes": "yes", "no": "**no**", "tie": "tie"}
-    rows = [[c.text, shown[c.verdict], ", ".join(f"{k} {v:.5g}" for k, v in c.numbers.items()),
+    rows = [[c.text, shown[c.verdict], ", ".join(f"{k} {v:.6g}" for k, v in c.numbers.items()),
              c.tolerance] for c in claims.values()]
     if rows:
         lines += ["What the captions claim, checked on the data. Crossing times are "
