@@ -139,7 +139,7 @@ def plot_figure3(data, width="full"):
 
     full = width != "column"
     fig, ax = figure(1 if full else 2, 2 if full else 1, width,
-                     height=2.4 if full else 4.6)
+                     height=2.9 if full else 4.6)
     ax = ax.ravel()
     for c in data["curves"].values():
         s = scheme("ngpt", alpha=c["alpha"])

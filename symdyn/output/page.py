@@ -52,6 +52,10 @@ def _label(fig, title, ax, ncol, note, inches):
 
 def _visible(text: str) -> int:
     """Roughly how many characters ``text`` shows (math markup left out)."""
+    import re
+
+    text = re.sub(r"\\(left|right)", "", text)
+    text = re.sub(r"\\[A-Za-z]+", "x", text)           # a command shows about one glyph
     for mark in ("\\", "$", "{", "}", "^", "_"):
         text = text.replace(mark, "")
     return len(text)
