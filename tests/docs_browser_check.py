@@ -1,9 +1,10 @@
 """The documentation site as a reader sees it, in headless Chromium.
 
 Run by ``make docs-check`` (not by pytest's default collection): serves
-``docs/_build/html`` on 127.0.0.1, opens the home page, the model page, one API
-page and one notebook page in Debian's Chromium (installed with apt-get when
-missing), and checks that math is typeset (no raw TeX left in the rendered
+``docs/_build/html`` on 127.0.0.1, opens the pages of :data:`PAGES` (home,
+model, claims, report, two API pages, two how-tos, one notebook) in Debian's
+Chromium (when missing, it says so and installs the ``chromium`` package with
+apt-get, which needs root), and checks that math is typeset (no raw TeX left in the rendered
 text), every image loaded, every same-site link resolves (HTTP 200) and the
 console shows no errors. A screenshot of each page goes to
 ``docs/_build/screenshots/``. Exit status 1 on any failure, with one line per
@@ -24,17 +25,26 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-PAGES = {"home": "index.html", "model": "model.html", "api": "api.html",
+PAGES = {"home": "index.html", "model": "model.html", "claims": "claims.html",
+         "report": "report.html", "api": "api/index.html", "api-reduced": "api/reduced.html",
+         "howto-compare": "howto/compare.html", "howto-figure": "howto/figure.html",
          "notebook": "notebooks/compare_schemes.html"}
+#: pages that must show typeset math
+MATH_PAGES = ("home", "model", "claims", "report")
 RAW_TEX = ("$$", "\\(", "\\[", "\\frac", "\\gamma", "\\dot", "\\beta")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def chromium() -> str:
+    """The Chromium on PATH; when there is none, say so, then install Debian's
+    ``chromium`` package with apt-get (needs root; about 100 MB)."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
         return found
+    print("docs-check: no Chromium on PATH; installing Debian's 'chromium' package "
+          "with `apt-get install -y chromium` (system-wide, needs root, ~100 MB)",
+          file=sys.stderr, flush=True)
     subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True,
                    stdout=subprocess.DEVNULL)
     return shutil.which("chromium")
@@ -84,7 +94,7 @@ def check_page(page, base: str, name: str, path: str, shots: Path) -> list[str]:
             i = text.index(tex)
             context = " ".join(text[max(0, i - 60):i + 60].split())
             problems.append(f"{name}: raw TeX {tex!r} left in the rendered text: ...{context}...")
-    if name in ("home", "model") and page.locator("mjx-container").count() == 0:
+    if name in MATH_PAGES and page.locator("mjx-container").count() == 0:
         problems.append(f"{name}: no typeset math (mjx-container) on the page")
     broken = page.evaluate("""() => Array.from(document.images)
         .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)""")
