@@ -35,7 +35,7 @@ html_favicon = "_static/favicon.svg"
 # the site typesets math offline, with no CDN.
 mathjax_path = "mathjax/tex-mml-chtml.js"
 
-exclude_patterns = ["_build", "notebooks/README.md", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "notebooks/README.md", "api/cli_help.md", "Thumbs.db", ".DS_Store"]
 suppress_warnings = ["myst.header"]
 
 
@@ -91,7 +91,8 @@ def _quick_report() -> str:
 
 
 def _cli_help(app):
-    """``api/cli_help.txt``: ``symdyn --help`` and every command's help."""
+    """``api/cli_help.md``: ``symdyn --help`` and every command's help, one
+    section each (included by ``api/cli.md``)."""
     import argparse
     import os
 
@@ -100,10 +101,10 @@ def _cli_help(app):
     os.environ["COLUMNS"] = "88"
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    parts = ["$ symdyn --help", parser.format_help()]
+    parts = ["## symdyn", "", "```text", parser.format_help().rstrip(), "```", ""]
     for name, command in sub.choices.items():
-        parts += [f"$ symdyn {name} --help", command.format_help()]
-    (Path(app.srcdir) / "api" / "cli_help.txt").write_text("\n".join(parts))
+        parts += [f"## symdyn {name}", "", "```text", command.format_help().rstrip(), "```", ""]
+    (Path(app.srcdir) / "api" / "cli_help.md").write_text("\n".join(parts))
 
 
 def setup(app):
