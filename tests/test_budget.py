@@ -10,7 +10,9 @@ negative control rings once and sees the block run to its end.
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import sys
 import time
 
 import pytest
@@ -99,3 +101,38 @@ def test_rings_in_the_bounds_own_clean_up_wait_for_the_next(monkeypatch):
 def test_control_rings_in_the_clean_up_escape_without_the_guard(monkeypatch):
     monkeypatch.setattr(budget, "in_cleanup", lambda frame, files=None: False)
     assert _dense_rings(monkeypatch, 200) > 0
+
+
+class _SlowFinalizer:
+    def __del__(self):          # where Python cannot raise: "Exception ignored in ..."
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            pass
+
+
+def _finalizer_then_work(seconds: float) -> str:
+    _SlowFinalizer()            # collected at once; the first ring lands in its __del__
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        pass
+    return "finished"
+
+
+def _unraisable_seen(monkeypatch) -> list:
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    monkeypatch.setitem(budget.SECONDS, "derivation", 0.2)
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="did not finish"), budget.time_limit("finalizer"):
+        _finalizer_then_work(1.5)
+    assert time.monotonic() - start < 0.8          # the next ring stopped the work
+    return [u.exc_type for u in seen]
+
+
+def test_a_ring_lost_in_a_finalizer_is_not_reported(monkeypatch):
+    assert _unraisable_seen(monkeypatch) == []
+
+
+def test_control_without_the_quiet_hook_the_lost_ring_is_reported(monkeypatch):
+    monkeypatch.setattr(budget, "quiet_rings", contextlib.nullcontext)
+    assert _unraisable_seen(monkeypatch) == [budget._Overrun]

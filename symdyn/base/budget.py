@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import signal
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -58,7 +59,30 @@ def note_cut() -> None:
     _cuts[0] += 1
 
 
-class _Overrun(BaseException):
+class Ring(BaseException):
+    """What an alarm raises into the bounded work (a BaseException, so that
+    sympy's ``except Exception`` lets it pass)."""
+
+
+@contextmanager
+def quiet_rings():
+    """Within the block, a ring raised where Python cannot raise it (a
+    finalizer, a weakref callback: "Exception ignored in ...") is dropped
+    instead of reported: the next ring stops the work. Other unraisable
+    exceptions go to the hook that was in place."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if not isinstance(unraisable.exc_value, Ring):
+            previous(unraisable)
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
+class _Overrun(Ring):
     """Raised by the alarm; a BaseException so sympy's ``except Exception`` lets it pass."""
 
 
@@ -98,7 +122,8 @@ def time_limit(what: str):
     arm(seconds)
     _active.on = True
     try:
-        yield
+        with quiet_rings():
+            yield
     except _Overrun:
         _active.on = False
         note_cut()
@@ -130,7 +155,8 @@ def within(f, *args, otherwise, seconds=None):
     arm(seconds if ours else left)
     _active.on, overran = True, False
     try:
-        return call(f, *args)
+        with quiet_rings():
+            return call(f, *args)
     except _Overrun:
         overran = True
         note_cut()

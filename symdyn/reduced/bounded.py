@@ -19,7 +19,16 @@ from contextlib import contextmanager
 
 import sympy as sp
 
-from ..base.budget import CLEANUP_FILES, SECONDS, arm, in_cleanup, note_cut, within
+from ..base.budget import (
+    CLEANUP_FILES,
+    SECONDS,
+    Ring,
+    arm,
+    in_cleanup,
+    note_cut,
+    quiet_rings,
+    within,
+)
 from ..base.trampoline import call
 
 #: The answer when the asymptotic comparison cannot be decided (see ``Terminal.reason``).
@@ -31,7 +40,7 @@ UNDECIDED = "undecided"
 STEP_FRACTION = 0.25
 
 
-class _GiveUp(BaseException):
+class _GiveUp(Ring):
     """A step ran out of time (a BaseException, so sympy's ``except Exception``
     lets it pass)."""
 
@@ -98,7 +107,8 @@ class Steps:
         _stepping.on = True
         arm(seconds)                # rings again until disarmed (budget.REPEAT)
         try:
-            yield
+            with quiet_rings():
+                yield
         finally:
             _stepping.on = False    # first: a ring still pending now is ignored
             try:
