@@ -13,7 +13,11 @@ def first_reach(t, y, level, *, log_interpolate: bool = False) -> float:
 
     Without interpolation, the first sample time at or above the level. With
     ``log_interpolate``, linear in ``log t`` between that sample and the one
-    before it (when both times are > 0).
+    before it (when both times are > 0). Either way a reading off the
+    samples, late by up to one grid step without interpolation: for a claim
+    about the reduced ODE, solve the crossing instead
+    (:func:`symdyn.reduced.solve_crossing.crossing_time`, which the report's
+    caption checks use).
 
     Examples
     --------
