@@ -51,8 +51,9 @@ report: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check symdyn proofs_check tests benchmarks
 
+# The suite on up to 4 processes (pytest-xdist; 2 on a 2-core machine).
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4
 
 # The bit-for-bit promises (a member alone equals the batch; a sweep equals
 # solve) again with numpy's SIMD dispatch switched off (x86-64): a code path

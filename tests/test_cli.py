@@ -536,3 +536,22 @@ def test_table_command_latex_with_columns(capsys):
     assert r"Pre-LN & $\Theta(\frac{1}{n})$ & polynomial \\" in tex
     assert main(["table", "peri-ln", "--format", "csv", "--columns", "terminal law"]) == 0
     assert capsys.readouterr().out.splitlines() == ["scheme,terminal law", "peri-ln,polynomial"]
+
+
+def test_trace_prints_the_api_s_per_layer_table(capsys):
+    pytest.importorskip("safetensors", reason="the [trained] extra is not installed")
+    import symdyn as sd
+
+    text = "It was the best of times."
+    try:
+        model = sd.trained.load("all-MiniLM-L6-v2")
+    except (ImportError, ValueError) as exc:
+        pytest.skip(f"the MiniLM wheel is not installed: {exc}")
+    assert main(["trace", "all-MiniLM-L6-v2", "--text", text, "--csv"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()
+    trace = model.trace(text=text)
+    assert rows[0].startswith("layer,cosine") and len(rows) == len(trace.cosine) + 1
+    for row, c in zip(rows[1:], trace.cosine, strict=True):
+        assert float(row.split(",")[1]) == pytest.approx(c, rel=1e-7)   # float32, 8 digits
+    assert main(["trace", "gpt-5", "--text", text]) == 2          # control: bad name, one line
+    assert "neither a known model" in capsys.readouterr().err

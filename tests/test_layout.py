@@ -114,3 +114,17 @@ def test_the_version_has_one_source():
     assert symdyn.__version__ == version.__version__
     pyproject = (REPO / "pyproject.toml").read_text()
     assert f'version = "{version.__version__}"' in pyproject
+
+
+def test_every_subpackage_is_in_the_wheel():
+    # pyproject lists the packages (proofs_check is mapped in): a folder left
+    # out installs in editable mode and is missing from a wheel
+    tomllib = pytest.importorskip("tomllib")        # Python >= 3.11
+
+    listed = set(tomllib.loads((layout.ROOT.parent / "pyproject.toml").read_text())
+                 ["tool"]["setuptools"]["packages"])
+    folders = {".".join(f.parent.relative_to(layout.ROOT.parent).parts)
+               for f in layout.ROOT.rglob("__init__.py")}
+    assert folders - listed == set()
+    assert "symdyn.proofs_check" in listed
+    assert folders - (listed - {"symdyn.trained"}) == {"symdyn.trained"}   # control

