@@ -60,8 +60,8 @@ def draw(name: str, kind: str, show_fits, tr_: dict, w="full"):
         col, dash, mk = LOOKS[label]
         for panel, what in ((a, "cosine"), (c, "norm")):
             lo, med, hi = t.band(what)
-            panel.plot(layers, med, color=col, ls=dash, marker=mk, markevery=max(1, len(layers) // 8),
-                       label=label if panel is a else None)
+            panel.plot(layers, med, color=col, ls=dash, marker=mk,
+                       markevery=max(1, len(layers) // 8), label=label if panel is a else None)
             panel.fill_between(layers, lo, hi, color=col, alpha=0.15, lw=0)
         g = np.median(t.cosine, axis=0)
         b.plot(layers[1:], 1 - g[1:], color=col, ls="none", marker=mk, ms=2.5,
