@@ -189,6 +189,24 @@ def test_simulate_table_and_plot(tmp_path, capsys):
     assert "--n" in capsys.readouterr().err
 
 
+def test_simulate_plot_is_smooth_and_titled(tmp_path, capsys, monkeypatch):
+    from symdyn.output import plot
+
+    saved = {}
+    monkeypatch.setattr(plot, "save", lambda fig, path: saved.update(fig=fig, path=path))
+    args = ["simulate", "pre-ln", "--n", "5", "--d", "7", "--seeds", "2", "--t-max", "2"]
+    assert main(args) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 11
+    assert main(args + ["--plot", str(tmp_path / "s.png")]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 101
+    title = saved["fig"].get_suptitle()
+    assert all(part in title for part in ("Pre-LN", "$n = 5$", "$d = 7$", "2 runs",
+                                          "init sphere", "weights identity"))
+    assert len(saved["fig"].axes[0].get_lines()[0].get_xdata()) == 101
+    assert main(args + ["--points", "3", "--plot", str(tmp_path / "s.png")]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 3
+
+
 def test_simulate_log_clock_and_float32(capsys):
     import symdyn as sd
 

@@ -79,6 +79,8 @@ def derive_command(args) -> str:
 
 def _times(args):
     t_max = float(finite_array(args.t_max, "--t-max", 0.0, low_open=True))
+    if args.points is None:                     # simulate: a smooth curve when plotted
+        args.points = 101 if getattr(args, "plot", None) else 11
     if not 2 <= args.points <= _MAX_POINTS:
         raise ValueError(f"--points must be an integer in [2, {_MAX_POINTS}], "
                          f"got {args.points}")
@@ -139,7 +141,9 @@ def simulate_command(args) -> str:
     if args.plot:
         from ..output.plot import save, simulation
 
-        save(simulation(sim, scheme=s).figure, args.plot)
+        given = {"d": d, "beta": args.beta, "init": args.init,
+                 "weights": args.weights}
+        save(simulation(sim, scheme=s, params=given).figure, args.plot)
     return simulation_csv(sim, times, args.clock)
 
 

@@ -201,10 +201,10 @@ def _add_solve(sub) -> None:
     _entry_options(s)
 
 
-def _times(p, required=False, t_max=None, points=11):
+def _times(p, required=False, t_max=None, points=11, help="number of output times, >= 2"):
     p.add_argument("--t-max", type=float, required=required, default=t_max,
                    help="the last output time, > 0")
-    p.add_argument("--points", type=int, default=points, help="number of output times, >= 2")
+    p.add_argument("--points", type=int, default=points, help=help)
 
 
 def _add_simulate(sub) -> None:
@@ -222,7 +222,8 @@ def _add_simulate(sub) -> None:
     m.add_argument("--step", type=float, help="run the layer rules with residual step h "
                                               "(default: the continuous dynamics)")
     m.add_argument("--seeds", type=int, default=4, help="random starts, run as one batch")
-    _times(m, t_max=10.0)
+    _times(m, t_max=10.0, points=None,
+           help="number of output times, >= 2 (default: 11, or 101 with --plot)")
     m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf)")
     m.add_argument("--clock", default="t", choices=("t", "log"),
                    help="log: the radial schemes in tau = log(1 + t); --t-max is then tau")
