@@ -15,6 +15,7 @@ from .meanfield import (
     ZonalMeanField,
     critical_kappa,
     growth_rate,
+    kuramoto_order,
     mean_field,
     mean_field_rates,
     mean_field_zonal,
@@ -47,8 +48,8 @@ __all__ = [
     "init", "leading_order", "plot", "reduce", "scheme", "schemes", "Sensitivity", "sensitivity",
     "simulate", "solve", "table",
     "stable_system", "sweep", "symbols", "terminal", "weights",
-    "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "mean_field",
-    "mean_field_rates", "mean_field_zonal",
+    "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "kuramoto_order",
+    "mean_field", "mean_field_rates", "mean_field_zonal",
 ]
 
 
