@@ -754,9 +754,9 @@ def test_a_scheme_named_with_a_slash_gets_a_safe_file_name(tmp_path):
 
 
 def test_control_the_raw_name_fails_after_the_sweep(tmp_path, monkeypatch, calls):
-    import symdyn.output.figures as figures
+    import symdyn.output.diagrams as diagrams
 
-    monkeypatch.setattr(figures, "file_part", str)
+    monkeypatch.setattr(diagrams, "file_part", str)
     s = sd.custom_scheme("a/b", "r*A_norm**2")
     with pytest.raises(FileNotFoundError, match="phase_diagram_a/b"):
         write_phase_diagrams(tmp_path, schemes=[s], d=[4], beta=[1.0], n=4, seeds=1,

@@ -17,11 +17,13 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Style:
-    """How a scheme is drawn: a colour, a matplotlib dash and a legend label."""
+    """How a scheme is drawn: a colour, a matplotlib dash, a legend label and
+    a marker (None: the figure picks a spare one)."""
 
     color: str
     dash: str | tuple
     label: str
+    marker: str | None = None
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..model.registry import schemes as builtin_names
 from .page import figure, finish, save_figure
 from .style import label, paper_style, style
+
+
+def _named(scheme: str) -> str:
+    """A diagram's scheme (a name in the sweep's table) in a legend: a
+    built-in's label, a custom scheme's own name."""
+    return label(scheme) if scheme in builtin_names() else str(scheme)
 
 #: Legend text of the phase diagrams' overlays.
 T_STAR = r"equiangular prediction $T_*(\beta)$"
@@ -55,7 +62,7 @@ def plot_phase_diagrams(diagrams, out, name, title, width="full"):
             ax.set_yscale("log")
             ax.set_ylim(t.min(), t.max())
             ax.grid(False)
-            ax.set_title(f"{label(pd_.scheme)}, $d = {d}$\n"
+            ax.set_title(f"{_named(pd_.scheme)}, $d = {d}$\n"
                          f"{pd_.distance[c]:.2f} decades off")
             ax.set_xlabel(r"$\beta$")
             ax.set_ylabel("depth $t$")
@@ -82,7 +89,7 @@ def phase_figures(diagrams, out, n, seeds, width="full") -> dict:
     first = next(iter(diagrams))
     files = {first: plot_phase_diagrams(
         {first: diagrams[first]}, out, f"phase_diagram_{file_part(first)}",
-        f"Clustering phase diagram of {label(first)}, identity weights, $n = {n}$, "
+        f"Clustering phase diagram of {_named(first)}, identity weights, $n = {n}$, "
         f"uniform starts, {seeds} seeds", width)}
     if len(diagrams) > 1:
         files["all"] = plot_phase_diagrams(

@@ -7,7 +7,7 @@ figures are drawn at their printed size, so the 8-9 pt of :data:`PAPER` are
 
 Each scheme has one look in every figure, colour + dash + marker
 (:func:`style`). The built-ins take colour, dash and label from their entry
-(``Scheme.style``, Okabe-Ito colours) and a marker from :data:`MARKERS`; the
+(``Scheme.style``, Okabe-Ito colours) and marker from their entry; the
 unnormalized baseline is :data:`BASELINE`. Any other scheme (a custom one, a
 built-in with a schedule) gets the next free slot of :data:`CUSTOM`, in the
 order the session first draws them: a colour no built-in uses, its own dash
@@ -48,9 +48,7 @@ PAPER = {
 #: The unnormalized baseline (:data:`symdyn.particles.simulation.NONE`).
 BASELINE = Style("#000000", (0, (1, 1)), "none (pure attention)")
 
-#: Markers of the built-ins (a built-in not listed takes a spare one).
-MARKERS = {"post-ln": "o", "pre-ln": "s", "mix-ln": "^", "peri-ln": "D", "ngpt": "v",
-           "sqrt-scaling": "P", "ln-scaling": "X", "deepnorm": "*", "none": None}
+#: Markers for a built-in whose entry names none.
 _SPARE_MARKERS = ("<", ">", "d", "p", "h", "8", "H", "1")
 
 #: Slots of the other schemes, in order: (colour, dash, marker). Paul Tol's
@@ -146,8 +144,9 @@ def style(scheme: SchemeLike, marker: bool = False) -> dict:
     if fixed is not None:
         color, dash = fixed.color, fixed.dash
         slot = -1 if s == NONE else list(builtin_names()).index(s.name)
-        mark = MARKERS.get("none" if s == NONE else s.name,
-                           _SPARE_MARKERS[slot % len(_SPARE_MARKERS)])
+        mark = fixed.marker
+        if mark is None and s != NONE:
+            mark = _SPARE_MARKERS[slot % len(_SPARE_MARKERS)]
     else:
         key = f"{s.name}|{s.speed}|{s.radial}|{s.temperature}|{s.params}"
         slot = _SLOTS.setdefault(key, len(_SLOTS))

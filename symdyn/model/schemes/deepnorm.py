@@ -31,7 +31,7 @@ def build(layers) -> Scheme:
                   layer=LayerRule(NAME, rule))
 
 
-ENTRY = Entry(NAME, build, Style("#117733", (0, (8, 2, 2, 2)), "DeepNorm"),
+ENTRY = Entry(NAME, build, Style("#117733", (0, (8, 2, 2, 2)), "DeepNorm", "*"),
               "Wang et al. 2022, DeepNet: Scaling Transformers to 1,000 Layers, "
               "arXiv:2203.00555", order=70,
               parameters=(Parameter("layers", 12, low=1,

@@ -31,6 +31,6 @@ def build() -> Scheme:
                   temperature=1 / (1 + t))
 
 
-ENTRY = Entry(NAME, build, Style("#882255", (0, (1, 1.2)), "LN-Scaling"),
+ENTRY = Entry(NAME, build, Style("#882255", (0, (1, 1.2)), "LN-Scaling", "X"),
               "Sun et al. 2025, The Curse of Depth in Large Language Models, "
               "arXiv:2502.05795", order=80)

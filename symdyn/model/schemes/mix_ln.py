@@ -29,7 +29,7 @@ def build(t_switch) -> Scheme:
                   layer=LayerRule(NAME, rule))
 
 
-ENTRY = Entry(NAME, build, Style("#009E73", (0, (2, 1.5)), "Mix-LN"),
+ENTRY = Entry(NAME, build, Style("#009E73", (0, (2, 1.5)), "Mix-LN", "^"),
               "Li et al. 2024, Mix-LN: Unleashing the Power of Deeper Layers by Combining "
               "Pre-LN and Post-LN, arXiv:2412.13795", order=30,
               parameters=(Parameter("t_switch", 1.0, low=0,

@@ -60,7 +60,7 @@ def build(alpha="1", params=None) -> Scheme:
                   layer=LayerRule(NAME, rule), free=free)
 
 
-ENTRY = Entry(NAME, build, Style("#E69F00", "-", "nGPT"),
+ENTRY = Entry(NAME, build, Style("#E69F00", "-", "nGPT", "v"),
               "Loshchilov et al. 2024, nGPT: Normalized Transformer with Representation "
               "Learning on the Hypersphere, arXiv:2410.01131", order=50,
               parameters=(Parameter("alpha", "1", kind="law",

@@ -23,6 +23,6 @@ def build() -> Scheme:
     return Scheme(NAME, r * A_norm, a / A_norm, sp.Integer(0), layer=LayerRule(NAME, rule))
 
 
-ENTRY = Entry(NAME, build, Style("#CC79A7", (0, (6, 1.5, 1.5, 1.5)), "Peri-LN"),
+ENTRY = Entry(NAME, build, Style("#CC79A7", (0, (6, 1.5, 1.5, 1.5)), "Peri-LN", "D"),
               "Kim et al. 2025, Peri-LN: Revisiting Normalization Layer in the Transformer "
               "Architecture, arXiv:2502.02732", order=40)

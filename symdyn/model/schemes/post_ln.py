@@ -22,5 +22,5 @@ def build() -> Scheme:
     return Scheme(NAME, sp.Integer(1), sp.Integer(0), sp.oo, layer=LayerRule(NAME, rule))
 
 
-ENTRY = Entry(NAME, build, Style("#0072B2", "-", "Post-LN"),
+ENTRY = Entry(NAME, build, Style("#0072B2", "-", "Post-LN", "o"),
               "Vaswani et al. 2017, Attention Is All You Need, arXiv:1706.03762", order=10)

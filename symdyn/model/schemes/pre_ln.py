@@ -24,6 +24,6 @@ def build() -> Scheme:
     return Scheme(NAME, r, a, sp.Integer(0), layer=LayerRule(NAME, rule))
 
 
-ENTRY = Entry(NAME, build, Style("#D55E00", (0, (6, 2)), "Pre-LN"),
+ENTRY = Entry(NAME, build, Style("#D55E00", (0, (6, 2)), "Pre-LN", "s"),
               "Xiong et al. 2020, On Layer Normalization in the Transformer Architecture, "
               "arXiv:2002.04745", order=20)

@@ -23,6 +23,6 @@ def build() -> Scheme:
     return Scheme(NAME, sp.sqrt(1 + t), sp.Integer(0), sp.oo, layer=LayerRule(NAME, rule))
 
 
-ENTRY = Entry(NAME, build, Style("#56B4E9", (0, (3, 1, 1, 1, 1, 1)), r"$\sqrt{t}$-scaling"),
+ENTRY = Entry(NAME, build, Style("#56B4E9", (0, (3, 1, 1, 1, 1, 1)), r"$\sqrt{t}$-scaling", "P"),
               "Karagodin, Ge, Polyanskiy, Rigollet 2025, Normalization in Attention "
               "Dynamics, arXiv:2510.22026", order=60)
