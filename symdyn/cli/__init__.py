@@ -94,7 +94,7 @@ def _outputs(args) -> None:
     if args.command == "report":            # the files and folders it writes into
         out = Path(args.out)
         writable_path(out / "README.md", "--out")
-        if not (args.no_figures and args.no_design):
+        if not (args.no_figures and args.no_design and args.no_trained):
             writable_path(out / "figures", "--out", folder=True)
         if not args.no_phase_diagram:
             writable_path(out / "phase_diagram", "--out", folder=True)

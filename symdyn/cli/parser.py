@@ -287,6 +287,11 @@ def _add_outputs(sub) -> None:
     rep.add_argument("--no-figures", action="store_true", help="leave out the figures")
     rep.add_argument("--no-design", action="store_true",
                      help="leave out the designed schedules")
+    rep.add_argument("--no-trained", action="store_true",
+                     help="leave out the theory against trained transformers (needs the "
+                          "[trained] extra; without it the section says so)")
+    rep.add_argument("--no-beyond", action="store_true",
+                     help="leave out causal masking, noise and the mean field")
     rep.add_argument("--no-phase-diagram", action="store_true",
                      help="leave out the clustering phase diagrams")
     rep.add_argument("--scheduler", help="run the phase-diagram sweep on this Dask scheduler")

@@ -1,7 +1,9 @@
 """The report, assembled: every section computed, then handed to :mod:`~symdyn.output.report`.
 
 :func:`build_report` computes the figures (:mod:`~symdyn.output.figures`),
-the designed schedules (:func:`symdyn.studies.inverse.compare`), the
+the designed schedules (:func:`symdyn.studies.inverse.compare`), the theory
+against trained transformers (:mod:`~symdyn.output.theory_trained_section`),
+causal masking, noise and the mean field (:mod:`~symdyn.output.beyond`), the
 derivations and the depth table, takes the phase diagrams and the verdicts
 from the callables it is given (the command line passes the sweep of
 :func:`symdyn.cli.write_phase_diagrams` and proofs_check's verdicts, which
@@ -25,20 +27,27 @@ from ..reduced.solver import solve
 from ..reduced.summary import derive
 from ..studies.inverse import alpha_family, compare
 from . import report
+from .beyond import beyond_result, beyond_section
 from .figures import write_design, write_figures
+from .theory_trained_section import trained_result, trained_section
 
 #: The quick report's phase-diagram sweep (the full one: phase_diagram's defaults).
 QUICK_PHASE_DIAGRAM = {"d": (8, 128), "seeds": 4, "beta": np.linspace(0, 9, 5), "points": 41}
 
 
 def build_report(out: str | Path, *, quick: bool = False, figures: bool = True,
-                 design: bool = True, phase_diagrams: Callable | None = None,
+                 design: bool = True, trained: bool = True, beyond: bool = True,
+                 phase_diagrams: Callable | None = None,
                  verdicts: Callable[[Callable], str] | None = None,
                  progress: Callable[[str], None] | None = None) -> Path:
     """Compute every section and write ``out/README.md``; returns its path.
 
     ``figures``: Figures 2-5 (``quick``: d = 64, fewer seeds); ``design``: the
     designed schedules against the built-ins (:data:`report.DESIGN_PROBLEM`);
+    ``trained``: the theory against two trained transformers
+    (:mod:`~symdyn.output.theory_trained_section`; one sentence when the
+    ``[trained]`` extra or a model is missing); ``beyond``: causal masking, noise
+    and the mean field (:mod:`~symdyn.output.beyond`);
     ``phase_diagrams(folder)`` returns ``(diagrams, files)`` of a sweep of
     every scheme written into ``folder`` (the command line's
     :func:`symdyn.cli.write_phase_diagrams`, :data:`QUICK_PHASE_DIAGRAM` when
@@ -64,6 +73,12 @@ def build_report(out: str | Path, *, quick: bool = False, figures: bool = True,
                    f"$L = {p['depth']:g}$, $\\gamma(L) \\leq {p['target']:g}$, "
                    f"$n = {p['n']}$, $\\beta = {p['beta']:g}$, orthogonal start"))
         sections.append(("Designing a schedule", report.design_section(table, files, "figures")))
+    if trained:
+        sections.append(("Theory against trained transformers", trained_section(
+            trained_result(out / "figures", quick=quick, progress=say), "figures")))
+    if beyond:
+        sections.append(("Beyond the encoder: causal masking, noise, mean field",
+                         beyond_section(beyond_result(quick=quick, progress=say))))
     if phase_diagrams is not None:
         say("phase diagrams (sweep of every scheme)")
         dg, files = phase_diagrams(out / "phase_diagram")
