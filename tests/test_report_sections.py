@@ -117,6 +117,18 @@ def test_missing_extra_is_one_sentence_and_the_report_builds(tmp_path, monkeypat
     assert "## Reduced ODEs" in text and not (tmp_path / "figures").exists()
 
 
+def test_missing_model_file_is_one_sentence(tmp_path, monkeypatch):
+    import symdyn.output.theory_trained as tt
+    from symdyn.output.theory_trained_section import trained_result, trained_section
+
+    def gone(name):
+        raise ImportError(f"model {name!r} is not installed: pip install 'symdyn[trained]'")
+    monkeypatch.setattr(tt, "locate", gone)
+    text = trained_section(trained_result(tmp_path / "figures", quick=True), "figures")
+    assert text.startswith("This section needs the model files, and model ")
+    assert text.count("\n") == 1 and not (tmp_path / "figures").exists()
+
+
 def _pair_cosine(x):
     u = x / np.linalg.norm(x, axis=1, keepdims=True)
     n = len(u)

@@ -112,7 +112,7 @@ def beyond_result(quick: bool = False, progress=None) -> dict:
     seconds["causal"] = time.perf_counter() - start
     say("noisy Kuramoto runs")
     start = time.perf_counter()
-    noise = [kuramoto(d, kappa, members=16 if quick else 48) for d, kappa in KURAMOTO]
+    noise = [kuramoto(d, kappa, members=16 if quick else 32) for d, kappa in KURAMOTO]
     seconds["kuramoto"] = time.perf_counter() - start
     start = time.perf_counter()
     critical, modes = critical_table(), fastest_modes()
