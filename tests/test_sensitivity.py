@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-import symdyn.reduced.solver as solver_module
+import symdyn.reduced.problem as problem_module
 from symdyn.reduced import forward_sensitivity
 
 T = [0.5, 2.0, 5.0]
@@ -103,7 +103,7 @@ def test_negative_control_a_wrong_system_fails_the_check(monkeypatch):
     def forcing_only(values, sigma):
         return [(values[4 + 2 * i], values[5 + 2 * i]) for i in range(len(sigma))]
 
-    monkeypatch.setattr(solver_module, "rates", forcing_only)
+    monkeypatch.setattr(problem_module, "rates", forcing_only)
     scheme, values = damped(), dict(n=8, beta=1.0, gamma0=0.0, c=0.5)
     tr = solve(scheme, values, t=T, sensitivities=["c"])
     fd = central_difference(scheme, values, "c", 1e-4)

@@ -41,6 +41,7 @@ from ..model.registry import Scheme, SchemeLike, lambdify_phases
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta, n, r
 from .compile import StableSystem, epsilon, stabilize, stable_system
+from .variational import rates  # noqa: F401  (its old home)
 
 #: Parameters of every scheme that a sensitivity may be taken with respect to.
 STANDARD = ("beta", "n", "gamma0", "r0")
@@ -82,15 +83,6 @@ class Sensitivity:
         on = self.scheme.starts_on_sphere
         return [(-1 / eps0 if q == "gamma0" else 0 * eps0,
                  0 * eps0 + (1 if q == "r0" and not on else 0)) for q in self.wrt]
-
-
-def rates(values, sigma) -> list[tuple]:
-    """:math:`\\dot\\sigma_q = J\\sigma_q + \\partial_q f` per parameter, from
-    ``values`` (what :meth:`Sensitivity.phases` returns) and ``sigma`` (pairs
-    :math:`(\\sigma_u, \\sigma_r)`): numpy arrays or mpmath numbers alike."""
-    juu, jur, jru, jrr = values[:4]
-    return [(juu * su + jur * sr + values[4 + 2 * i], jru * su + jrr * sr + values[5 + 2 * i])
-            for i, (su, sr) in enumerate(sigma)]
 
 
 def sensitivity(scheme: SchemeLike, wrt=None, attention: str = "softmax") -> Sensitivity:

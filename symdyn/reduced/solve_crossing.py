@@ -20,8 +20,8 @@ from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from ..ode.events import Event
 from .compile import stable_system
-from .solve_checks import _check_time_law, _parameters
-from .solver import _Problem, _tolerance
+from .problem import _Problem
+from .solve_checks import _check_time_law, _parameters, _tolerance
 
 
 def crossing_time(scheme, n, beta, level, gamma0=0.0, r0=1.0, *, t_max=1e6,

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..model.law_limits import law_text
 from ..ode.extrapolation import integrate_mp
-from .forward_sensitivity import rates
 from .solve_checks import _law_fault
+from .variational import rates
 
 
 def _solve_mp(system, times, n, beta, gamma0, r0, params, sens, dps):

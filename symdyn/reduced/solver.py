@@ -13,7 +13,7 @@ compiled right-hand sides of :mod:`symdyn.reduced.compile`:
 Tokens of schemes that renormalize at ``t = 0`` (post-ln, mix-ln, the
 on-sphere schemes) start at ``r = 1`` whatever ``r0`` says.
 
-The batch as the driver sees it is :class:`_Problem` (also used by
+The batch as the driver sees it is :class:`~symdyn.reduced.problem._Problem` (also used by
 :mod:`symdyn.reduced.solve_crossing`); the checks and fault messages live in
 :mod:`symdyn.reduced.solve_checks`, the mpmath path in
 :mod:`symdyn.reduced.solve_mp`, :class:`Trajectory` in
@@ -25,7 +25,6 @@ Layer 2, reduced.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,10 +34,11 @@ from ..model.registry import Scheme, run_parameters
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
-from ..ode.integrate import BatchSolution, initial_step, integrate
+from ..ode.integrate import BatchSolution, initial_step
 from ..ode.scalar import GiveUp, integrate_one
 from .compile import stable_system
-from .forward_sensitivity import parameter_names, rates, sensitivity
+from .forward_sensitivity import parameter_names, sensitivity
+from .problem import _U_RTOL, _Field, _Problem, _u_atol  # noqa: F401  (benchmarks reach here)
 from .solve_checks import (  # noqa: F401  (the names tests and benchmarks reach here)
     _UNNORMALIZED,
     MAX_DPS,
@@ -54,9 +54,6 @@ from .solve_checks import (  # noqa: F401  (the names tests and benchmarks reach
 from .solve_mp import _solve_mp
 from .solve_result import Trajectory
 
-# u = log(epsilon) is held to an absolute error rtol (a relative error of
-# epsilon), but no float holds u to better than a few ulps of |u|.
-_U_RTOL = 100 * np.finfo(float).eps
 #: Output times of one solve: each costs about 30 us of Python (dense output
 #: and the observables: 1e6 times took 31 s), so more are refused.
 MAX_TIMES = 100_000
@@ -72,21 +69,6 @@ def _wrt(s: Scheme, sensitivities):
         raise ValueError(f"sensitivities: expected True, False or parameter names, "
                          f"got {shown(sensitivities)}")
     return parameter_names(s, None if sensitivities is True else sensitivities)
-
-
-def _u_atol(eps0, n, rtol):
-    """Absolute tolerance of u = log(epsilon), per member.
-
-    The rate of u carries the factor delta = 1 + (n-1) gamma = n - (n-1) eps,
-    which is small near the regular simplex; an error du moves delta by
-    (n-1) eps du. Holding du to rtol * delta0 / ((n-1) eps0) keeps delta's
-    relative error at rtol (delta only grows, eps only shrinks). Below the
-    floor rtol * 1e-7 (starts within about 1e-7 (n-1) of the simplex) the
-    error may exceed rtol; closer still, solve holds the start at the simplex.
-    """
-    delta0 = np.abs(n - (n - 1) * eps0)
-    ratio = delta0 / np.maximum((n - 1) * eps0, 1e-300)
-    return rtol * np.clip(ratio, 1e-7, 1.0)
 
 
 #: the options of :func:`solve` (a scheme's parameters go in ``params=``)
@@ -196,184 +178,6 @@ def _check_size(s, times, values, sensitivities):
     memory(8 * M * (40 * dim + K * (dim + 12)),
            f"solve: n, beta, gamma0, r0 and the parameters broadcast to shape {shape} "
            f"({M:,} members) x {K:,} times")
-
-
-class _Field:
-    """The batched right-hand side of ``(u, r)`` and, with a
-    :class:`~symdyn.reduced.forward_sensitivity.Sensitivity`, of ``(sigma_u, sigma_r)`` per
-    parameter (state columns ``2 + 2 i, 3 + 2 i``).
-
-    States where the speed is not positive and finite or ``r <= 0`` are
-    refused with NaN rates. With ``remember`` (the diagnostics of a failed
-    member, :meth:`_Problem.failure`) it also keeps, per member, the last state
-    evaluated or the first refused one: ``seen[:, m] = (t, epsilon, r,
-    speed)``; the solve itself runs without (that bookkeeping cost more than
-    the compiled right-hand side on large batches).
-    """
-
-    def __init__(self, system, sens, M, fixed, cluster, remember=True):
-        self.remember = remember
-        self.phases = system.phases("numpy")
-        self.rates = system.rates("numpy")
-        self.laws = system.laws("numpy")
-        self.sens = None if sens is None else sens.phases("numpy")
-        self.seen = np.zeros((4, M))
-        self.seen[3] = 1.0
-        self.found = np.zeros(M, dtype=bool)
-        # A law positive by its symbols' signs (r, A_norm > 0: every built-in)
-        # needs no evaluation in the hot loop; the others are checked at every state.
-        self.check_speed = not system.scheme.speed.is_positive
-        # equilibria held in place: rare, so the common batch skips their masks
-        self.any_fixed, self.any_cluster = bool(np.any(fixed)), bool(np.any(cluster))
-
-    def __call__(self, tt, y, phase, fixed, cluster, member, *values):
-        u, r = y[:, 0], y[:, 1]
-        eps = np.where(cluster, 0.0, np.exp(u)) if self.any_cluster else np.exp(u)
-        out = np.empty_like(y)
-        speed = np.empty(len(tt)) if self.check_speed else None
-        single = len(self.phases) == 1
-        for i, (f_rates, (f_s, _)) in enumerate(zip(self.rates, self.laws, strict=True)):
-            sel = slice(None) if single else phase == i
-            if not single and not sel.any():
-                continue
-            args = (tt, eps, r, *values) if single else (
-                tt[sel], eps[sel], r[sel], *(v[sel] for v in values))
-            du, dr = f_rates(*args)
-            out[sel, 0] = np.where(fixed[sel], 0.0, du) if self.any_fixed else du
-            out[sel, 1] = dr
-            if self.check_speed:
-                with np.errstate(divide="ignore"):      # A_norm/alpha, alpha = 0: +inf
-                    speed[sel] = f_s(*args)
-            if self.sens is not None:
-                self._sensitivity_rates(out, y, sel, fixed, self.sens[i](*args))
-        if self.check_speed:    # +inf passes: 1/s = 0 (nGPT's alpha = 0 at an instant)
-            bad = ~((r > 0) & (speed > 0))
-        else:
-            bad = ~(r > 0)
-        if not self.remember:
-            if bad.any():
-                out[bad] = np.nan
-            return out
-        if not (bad.any() or self.found.any()):      # the common case: remember, go on
-            self.seen[:3, member] = (tt, eps, r)
-            if speed is not None:
-                self.seen[3, member] = speed
-            return out
-        speed = np.ones(len(tt)) if speed is None else speed
-        out[bad] = np.nan
-        # a non-finite state is the echo of an earlier bad rate, not a cause
-        cause = bad & np.isfinite(u) & np.isfinite(r)
-        keep = ((~self.found[member] & np.isfinite(r))
-                | (cause & (tt < self.seen[0, member])))
-        self.seen[:, member[keep]] = np.stack([tt, eps, r, speed])[:, keep]
-        self.found[member[cause & keep]] = True
-        return out
-
-    @staticmethod
-    def _sensitivity_rates(out, y, sel, fixed, values):
-        sigma = [(y[sel, j], y[sel, j + 1]) for j in range(2, y.shape[1], 2)]
-        for j, (du, dr) in zip(range(2, y.shape[1], 2), rates(values, sigma), strict=True):
-            out[sel, j] = np.where(fixed[sel], 0.0, du)
-            out[sel, j + 1] = dr
-
-
-def _start(field, system, y0, args, g0):
-    """Evaluate the field at t = 0; a non-finite start raises with its cause.
-    Returns the states seen there (the reference of :func:`_fault`)."""
-    M = len(g0)
-    with np.errstate(all="ignore"):
-        start = field(np.zeros(M), y0, np.zeros(M, dtype=int), *args)
-    first = field.seen.copy()
-    singular = ~np.all(np.isfinite(start[:, :2]), axis=1)
-    if singular.any():
-        i = int(np.flatnonzero(singular)[0])
-        values = [a[i] for a in args[3:]]
-        raise (_fault(system, field.laws[0][1], first[:, i], first[:, i], values)
-               or ValueError(f"gamma0, n, beta: the vector field of {system.scheme.name} "
-                             f"is not finite at gamma0 = {shown(g0[i])}, n = {values[0]:g}, "
-                             f"beta = {values[1]:g}"))
-    if not np.all(np.isfinite(start)):
-        raise ValueError(f"sensitivities: the sensitivity system of {system.scheme.name} "
-                         f"is not finite at t = 0 (gamma0 = 1 or a parameter at a "
-                         f"singularity of the law)")
-    field.found[:] = False
-    return first
-
-
-@dataclass
-class _Problem:
-    """The batch of ``sd.solve`` as the integrator sees it: the field, the
-    start ``y0``, the field's arguments and the tolerances per member and
-    component; ``first``: the states at ``t = 0`` (the reference of
-    :func:`_fault`)."""
-
-    system: object
-    sens: object
-    field: _Field
-    y0: np.ndarray
-    args: tuple
-    rtol: list
-    atol: np.ndarray
-    frozen: np.ndarray
-    at_cluster: np.ndarray
-    first: np.ndarray
-
-    @classmethod
-    def build(cls, system, sens, nn, bb, g0, rr, pp, rtol, atol):
-        eps0 = 1.0 - g0
-        at_cluster = eps0 <= 0          # gamma0 = 1: epsilon stays 0 (u = -oo)
-        # The regular simplex, 1 + (n-1) gamma0 = 0, is an equilibrium too; a
-        # start within rounding of it cannot be told from it in floats (and its
-        # rounding could push gamma below -1/(n-1)), so it is held there as well.
-        frozen = at_cluster | (np.abs(1 + (nn - 1) * g0) <= 64 * np.finfo(float).eps * nn)
-        y0 = [np.log(np.where(at_cluster, 1.0, eps0)), rr]
-        tol_r = [_U_RTOL, rtol]
-        tol_a = [_u_atol(eps0, nn, rtol), np.full_like(nn, atol)]
-        if sens is not None:
-            for su, sr in sens.initial(np.where(at_cluster, 1.0, eps0)):
-                y0 += [np.where(frozen, 0.0, su), np.broadcast_to(sr, nn.shape)]
-                tol_r += [rtol, rtol]
-                tol_a += [np.full_like(nn, rtol), np.full_like(nn, atol)]
-        field = _Field(system, sens, len(nn), frozen, at_cluster)
-        y0 = np.stack(y0, axis=1)
-        args = (frozen, at_cluster, np.arange(len(nn)), nn, bb, *pp)
-        first = _start(field, system, y0, args, g0)
-        field.remember = False
-        return cls(system, sens, field, y0, args, tol_r, np.stack(tol_a, axis=1), frozen,
-                   at_cluster, first)
-
-    def member(self, i):
-        """Member ``i`` alone, its field remembering the states it evaluates."""
-        field = _Field(self.system, self.sens, 1, self.frozen[i:i + 1],
-                       self.at_cluster[i:i + 1])
-        args = tuple(a[i:i + 1] for a in self.args[:2]) + (np.zeros(1, dtype=int),) + tuple(
-            a[i:i + 1] for a in self.args[3:])
-        with np.errstate(all="ignore"):
-            field(np.zeros(1), self.y0[i:i + 1], np.zeros(1, dtype=int), *args)
-        field.found[:] = False
-        return field, args
-
-    def solve(self, times, **options):
-        """``integrate`` on the batch; a failure raises with its cause."""
-        sol = integrate(self.field, times, self.y0, self.args, rtol=self.rtol,
-                        atol=self.atol, breakpoints=self.system.breakpoints, **options)
-        if not sol.success:
-            raise self.failure(times, sol, options)
-        return sol
-
-    def failure(self, times, sol, options):
-        """The error of a failed solve: its first failed member solved again
-        alone (a member's steps do not depend on its batch), remembering the
-        states it evaluates, names the cause (:func:`_fault`)."""
-        system = self.system
-        i = int(np.flatnonzero(~np.isfinite(sol.y[:, -1]).all(axis=1))[0])
-        field, args = self.member(i)
-        integrate(field, times, self.y0[i:i + 1], args, rtol=self.rtol,
-                  atol=self.atol[i:i + 1], breakpoints=system.breakpoints, **options)
-        phase = int(np.searchsorted(system.breakpoints, field.seen[0, 0], side="left"))
-        return (_fault(system, field.laws[phase][1], field.seen[:, 0], self.first[:, i],
-                       [a[i] for a in self.args[3:]])
-                or ArithmeticError(f"solve: {sol.message}" + _hint(system)))
 
 
 def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
