@@ -39,7 +39,26 @@ $(MATHJAX):
 	cp -r .cache/mathjax/node_modules/mathjax/es5/output/chtml/fonts/woff-v2 \
 	  docs/_static/mathjax/output/chtml/fonts/
 
-docs: $(DOCS_STAMP) $(MATHJAX)
+# The widget embedder of ipywidgets 8 (npm's @jupyter-widgets/html-manager@1,
+# from the same registry as MathJax): the standalone embed.js (standard
+# controls and output areas, no RequireJS) and the icon fonts it loads from
+# its own folder. It draws the notebooks' sliders from their saved state
+# (docs/conf.py, nb_ipywidgets_js), with no CDN.
+WIDGETS := docs/_static/jupyter-widgets/embed.js
+
+$(WIDGETS):
+	rm -rf .cache/widgets && mkdir -p .cache/widgets docs/_static/jupyter-widgets
+	@command -v npm >/dev/null || { echo "make docs: npm is needed to fetch \
+	@jupyter-widgets/html-manager (install Node.js and npm)" >&2; exit 2; }
+	cd .cache/widgets && npm install --silent --no-audit --no-fund @jupyter-widgets/html-manager@1 \
+	  || { echo "make docs: npm could not install @jupyter-widgets/html-manager@1 from its \
+	registry $$(npm config get registry); set one you can reach with npm config set registry URL" \
+	       >&2; exit 2; }
+	cd .cache/widgets/node_modules/@jupyter-widgets/html-manager/dist && \
+	  cp embed.js embed.js.LICENSE.txt *.woff2 *.woff *.ttf *.eot *.svg \
+	  $(CURDIR)/docs/_static/jupyter-widgets/
+
+docs: $(DOCS_STAMP) $(MATHJAX) $(WIDGETS)
 	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
 docs-check: docs
@@ -77,4 +96,5 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/long_horizon.py
 
 clean:
-	rm -rf $(VENV) report .pytest_cache .hypothesis docs/_build docs/_static/mathjax .cache
+	rm -rf $(VENV) report .pytest_cache .hypothesis docs/_build docs/_static/mathjax \
+	  docs/_static/jupyter-widgets .cache

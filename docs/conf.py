@@ -34,6 +34,14 @@ html_favicon = "_static/favicon.svg"
 # MathJax from the package registry (npm's mathjax@3, copied by `make docs`):
 # the site typesets math offline, with no CDN.
 mathjax_path = "mathjax/tex-mml-chtml.js"
+# The notebooks' sliders (symdyn.output.explore) are saved with their state when
+# the build executes them; the widget embedder of ipywidgets 8, copied into
+# _static by `make docs` (npm's @jupyter-widgets/html-manager@1, the standalone
+# embed.js), draws them from it, with no CDN (myst-nb's default loads RequireJS
+# and the embedder from CDNs). No kernel runs: the sliders show their first
+# state, and each notebook's static strip shows the effect of one of them.
+# widgets_mathjax3.js (first) lets the embedder's MathJax 2 call run on MathJax 3.
+nb_ipywidgets_js = {"widgets_mathjax3.js": {}, "jupyter-widgets/embed.js": {}}
 
 exclude_patterns = ["_build", "notebooks/README.md", "api/cli_help.md", "Thumbs.db", ".DS_Store"]
 suppress_warnings = ["myst.header"]

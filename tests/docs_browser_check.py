@@ -2,11 +2,12 @@
 
 Run by ``make docs-check`` (not by pytest's default collection): serves
 ``docs/_build/html`` on 127.0.0.1, opens the pages of :data:`PAGES` (home,
-model, claims, report, two API pages, two how-tos, one notebook) in Debian's
+model, claims, report, two API pages, two how-tos, two notebooks) in Debian's
 Chromium (when missing, it says so and installs the ``chromium`` package with
 apt-get, which needs root), and checks that math is typeset (no raw TeX left in the rendered
 text), every image loaded, every same-site link resolves (HTTP 200) and the
-console shows no errors. A screenshot of each page goes to
+console shows no errors; where a page holds saved widgets (a notebook's
+sliders), the embedder drew them. A screenshot of each page goes to
 ``docs/_build/screenshots/``. Exit status 1 on any failure, with one line per
 problem.
 """
@@ -28,7 +29,8 @@ from pathlib import Path
 PAGES = {"home": "index.html", "model": "model.html", "claims": "claims.html",
          "report": "report.html", "api": "api/index.html", "api-reduced": "api/reduced.html",
          "howto-compare": "howto/compare.html", "howto-figure": "howto/figure.html",
-         "notebook": "notebooks/compare_schemes.html"}
+         "notebook": "notebooks/compare_schemes.html",
+         "notebook-widgets": "notebooks/mean_field.html"}
 #: pages that must show typeset math
 MATH_PAGES = ("home", "model", "claims", "report")
 RAW_TEX = ("$$", "\\(", "\\[", "\\frac", "\\gamma", "\\dot", "\\beta")
@@ -99,6 +101,7 @@ def check_page(page, base: str, name: str, path: str, shots: Path) -> list[str]:
     broken = page.evaluate("""() => Array.from(document.images)
         .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)""")
     problems += [f"{name}: image did not load: {src}" for src in broken]
+    problems += widgets_drawn(page, name)
     links = page.evaluate("() => Array.from(document.links).map(a => a.href)")
     for href in sorted(set(links)):
         url = urllib.parse.urldefrag(href).url
@@ -108,13 +111,32 @@ def check_page(page, base: str, name: str, path: str, shots: Path) -> list[str]:
     return problems
 
 
+def widgets_drawn(page, name: str) -> list[str]:
+    """Every saved widget view on the page (``script`` of the widget-view
+    type) was replaced by a drawn widget (the embedder's ``.jupyter-widgets``
+    element; the sliders of ``symdyn.output.explore``)."""
+    views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
+    if not views:
+        return []
+    page.wait_for_timeout(1000)                  # the embedder draws after load
+    drawn = page.locator(".jupyter-widgets").count()
+    sliders = page.locator(".widget-slider").count()
+    if drawn == 0 or sliders == 0:
+        return [f"{name}: {views} saved widget view(s) but none drawn ({drawn} widget "
+                f"elements, {sliders} sliders): is the embedder in _static?"]
+    return []
+
+
 BAD_PAGE = """<html><body><p>Raw $$\\frac{1}{2}$$ left untypeset.</p>
-<img src="missing.png"><a href="nowhere.html">a broken link</a></body></html>"""
+<img src="missing.png"><a href="nowhere.html">a broken link</a>
+<script type="application/vnd.jupyter.widget-view+json">{"model_id": "x"}</script>
+</body></html>"""
 
 
 def negative_control(browser) -> None:
-    """The check must fail on a page with raw TeX, a missing image and a
-    broken link; raise if it does not (a check that cannot fail proves nothing)."""
+    """The check must fail on a page with raw TeX, a missing image, a
+    broken link and a saved widget that no embedder draws; raise if it does
+    not (a check that cannot fail proves nothing)."""
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "index.html").write_text(BAD_PAGE)
         server = serve(Path(folder))
@@ -122,7 +144,8 @@ def negative_control(browser) -> None:
         problems = check_page(browser.new_page(), base, "control", "index.html",
                               Path(folder))
         server.shutdown()
-    kinds = {"raw TeX": False, "image did not load": False, "broken link": False}
+    kinds = {"raw TeX": False, "image did not load": False, "broken link": False,
+             "none drawn": False}
     for line in problems:
         for k in kinds:
             kinds[k] |= k in line
