@@ -64,6 +64,7 @@ def test_the_snapshot_and_live_sliders_with_ipywidgets(shown, capsys):
     slider, menu = live.children[:2]
     assert isinstance(slider, ipywidgets.IntSlider) and (slider.min, slider.max) == (1, 3)
     assert isinstance(menu, ipywidgets.Dropdown) and menu.value == "a"
+    assert slider.style.description_width == "initial"       # 'kappa_over_kc' in full
     slider.value = 3                                     # a change redraws
     assert calls[-1] == (3, "a")
     assert ex.NO_WIDGETS not in capsys.readouterr().out

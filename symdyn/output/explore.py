@@ -85,16 +85,17 @@ def widgets(controls: dict):
     except ImportError:
         return None
     out = {}
+    label = {"description_width": "initial"}           # the whole name, not 'kappa_ove...'
     for name, c in controls.items():
         value = start(c)
         if isinstance(c, list):
-            out[name] = ipywidgets.Dropdown(options=c, value=value, description=name)
+            out[name] = ipywidgets.Dropdown(options=c, value=value, description=name, style=label)
             continue
         low, high, step, _ = c
         kind = (ipywidgets.IntSlider if all(isinstance(x, int) for x in (low, high, step, value))
                 else ipywidgets.FloatSlider)
         out[name] = kind(value=value, min=low, max=high, step=step, description=name,
-                         continuous_update=False)
+                         continuous_update=False, style=label)
     return out
 
 
