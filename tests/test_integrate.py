@@ -8,6 +8,7 @@ from scipy.integrate._ivp import dop853_coefficients as scipy_table
 from scipy.special import exp1, expi
 
 import symdyn as sd
+import symdyn.reduced.problem as problem_module
 import symdyn.reduced.solver as solve_module
 from symdyn.ode import dop853, methods
 from symdyn.ode import integrate as integ
@@ -211,7 +212,7 @@ def test_too_many_steps_fail():
 
 def test_solve_turns_a_failure_into_arithmetic_error(monkeypatch):
     real = integ.integrate
-    monkeypatch.setattr(solve_module, "integrate",
+    monkeypatch.setattr(problem_module, "integrate",
                         lambda *a, **k: real(*a, **{**k, "max_steps": 3}))
     with pytest.raises(ArithmeticError, match="solve: .*more than 3 steps"):
         sd.solve("post-ln", n=[8, 9], beta=1.0, gamma0=0.0, t=[20])    # batched

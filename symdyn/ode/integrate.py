@@ -150,7 +150,8 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         Rosenbrock-W method :mod:`symdyn.ode.rosenbrock` (:mod:`symdyn.ode.stiffness`),
         and back: float64 states of at most ``rosenbrock.MAX_DIM`` components,
         whose batch's Jacobians fit in ``stiffness.JAC_FLOATS`` floats.
-        Stiff steps end on every output time (no dense output).
+        Stiff steps, and explicit ones near the stability limit, end on every
+        output time (no dense output).
     events : Event or sequence of Event, optional
         :class:`symdyn.ode.events.Event` objects (or bare callables: terminal,
         either direction): ``g(t, y, *args)`` per member; the first root of
