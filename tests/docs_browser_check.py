@@ -120,10 +120,11 @@ def widgets_drawn(page, name: str) -> list[str]:
         return []
     page.wait_for_timeout(1000)                  # the embedder draws after load
     drawn = page.locator(".jupyter-widgets").count()
-    sliders = page.locator(".widget-slider").count()
-    if drawn == 0 or sliders == 0:
+    controls = page.locator(".widget-slider, .widget-dropdown, .widget-text").count()
+    if drawn == 0 or controls == 0:
         return [f"{name}: {views} saved widget view(s) but none drawn ({drawn} widget "
-                f"elements, {sliders} sliders): is the embedder in _static?"]
+                f"elements, {controls} sliders, menus or text boxes): is the embedder in "
+                "_static?"]
     return []
 
 

@@ -113,6 +113,8 @@ def live(draw, controls: dict, title=None):
         fig, axes = figure(1, 1, "column", height=2.9)
         with paper_style():
             draw(axes[0, 0], **values)
+            if not axes[0, 0].get_title():
+                axes[0, 0].set_title(", ".join(_label(k, v) for k, v in values.items()))
         finish(fig, title, ax=axes[0, 0])
         plt.show()
 
