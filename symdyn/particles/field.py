@@ -33,6 +33,11 @@ from ..model.symbols import t as t_sym
 from .attention import attention as _attention
 from .attention import of_weights
 
+try:        # the C function np.einsum calls: the same sums, without its Python wrapper
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:                                     # pragma: no cover (numpy 1)
+    _einsum = np.einsum
+
 #: The baseline without normalization (attention on the raw tokens).
 NONE = Scheme("none", r, a, sp.Integer(0),
               layer=LayerRule("none", lambda s, x, h, tk, A, field: x + h * A(x)))
@@ -88,7 +93,7 @@ class Field:
         # the stages leave the sphere slightly, and P_theta with |theta| != 1
         # damps the normal direction so strongly that it, not the dynamics,
         # limited explicit steps near a cluster (4.7x more evaluations, Post-LN).
-        theta = theta / np.sqrt(np.einsum("mnd,mnd->mn", theta, theta))[..., None]
+        theta = theta / np.sqrt(_einsum("mnd,mnd->mn", theta, theta))[..., None]
         law = self.law_of_phase[phase]
         A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass)
         speed, radial = self.laws[law]
@@ -134,18 +139,18 @@ class Field:
                                 mass=mass, split_self=True, causal=self.causal)
             if self.raw:
                 own = own * rad
-            along = np.einsum("mnd,mnd->mn", A, theta)
+            along = _einsum("mnd,mnd->mn", A, theta)
             if self.needs_a:
                 a_k = own + along
             if self.needs_norm:
-                norm = np.sqrt(np.maximum(np.einsum("mnd,mnd->mn", A, A)
+                norm = np.sqrt(np.maximum(_einsum("mnd,mnd->mn", A, A)
                                           + own * (own + 2 * along), 0.0))
         else:
             A = _attention(Y, hot, qkv, self.attention, False, out=out, work=work,
                            mass=mass, causal=self.causal)
-            along = a_k = np.einsum("mnd,mnd->mn", A, theta)
+            along = a_k = _einsum("mnd,mnd->mn", A, theta)
             if self.needs_norm:
-                norm = np.sqrt(np.einsum("mnd,mnd->mn", A, A))
+                norm = np.sqrt(_einsum("mnd,mnd->mn", A, A))
         np.multiply(theta, along[..., None], out=tmp)
         A -= tmp
         return A, a_k, norm, hot, hot_fault
