@@ -101,6 +101,8 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise
     at = _FieldAt(field, beta)
     update = s.layer.update
     on_sphere = bool(s.on_sphere)       # the rule returns unit tokens
+    if noise is not None:
+        noise.limit(total)              # no normals drawn past the last layer
 
     def where(k):
         return f"layer {k} (t = {k * h:g}) with step = {h:g}; use a smaller step"
@@ -119,7 +121,7 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise
             attend.layer(k)
             at.k, at.tk = k, tk
             x = update(s, x, h, tk, attend, at)
-            if noise is not None:       # a new array: never one of attend's buffers
+            if noise is not None:       # the kick's buffer: never one of attend's
                 x = noise.kick(x, on_sphere)
             elif attend.holds(x):         # the next layer's A would overwrite it
                 x = x.copy()

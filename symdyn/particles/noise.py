@@ -56,7 +56,14 @@ def check(kappa, seed, step):
 
 
 class Noise:
-    """Gaussian kicks ``sqrt(2h/kappa) xi`` of the directions, a stream per member."""
+    """Gaussian kicks ``sqrt(2h/kappa) xi`` of the directions, a stream per member.
+
+    A block of layers' normals is drawn per member at once and scaled there (the
+    product ``sqrt(2h/kappa) xi`` the kick adds, one call per member and block);
+    :meth:`limit` cuts the last block to the layers the run uses. The kick writes
+    into one output buffer and norm buffers made once: the array it returns is
+    overwritten by the next kick (the layer loop hands it to the next rule, which
+    returns a new array)."""
 
     def __init__(self, kappa, seed, h, shape, dtype):
         M, n, d = shape
@@ -65,23 +72,61 @@ class Noise:
                      for s in np.random.SeedSequence(seed).spawn(M)]
         self.shape, self.dtype = shape, np.dtype(dtype)
         self.block = max(1, min(256, BLOCK_FLOATS // (M * n * d)))
-        self.buffer = np.empty((M, self.block, n, d), dtype=self.dtype)
-        self.used = self.block
+        self.left = None            # layers still to draw (None: no limit)
+        self.buffer = None          # (M, block, n, d), made at the first draw
+        self.used = self.filled = 0
+        self.out = np.empty(shape, dtype=self.dtype)
+        self.norm, self.radius = np.empty((2, M, n, 1), dtype=self.dtype)
+
+    def limit(self, layers):
+        """Draw the normals of ``layers`` more layers only (the blocks are cut to
+        them; the values do not change)."""
+        self.left = max(0, int(layers) - (self.filled - self.used))
 
     def draw(self):
-        """The standard normals of the next layer, (M, n, d) (a view)."""
-        if self.used == self.block:
+        """The scaled normals ``sqrt(2h/kappa) xi`` of the next layer, (M, n, d)
+        (a view of the block)."""
+        if self.used == self.filled:
+            count = min(self.block, self.left) if self.left else self.block
+            if self.buffer is None or self.buffer.shape[1] < count:
+                self.buffer = np.empty((self.shape[0], count) + self.shape[1:], self.dtype)
             for m, rng in enumerate(self.rngs):
-                rng.standard_normal(out=self.buffer[m], dtype=self.dtype)
-            self.used = 0
+                part = self.buffer[m, :count]
+                rng.standard_normal(out=part, dtype=self.dtype)
+                part *= self.scale
+            self.used, self.filled = 0, count
+            if self.left:
+                self.left -= count
         z = self.buffer[:, self.used]
         self.used += 1
         return z
 
     def kick(self, x, on_sphere=False):
         """``r N(theta + sqrt(2h/kappa) xi)`` of the tokens ``x = r theta``
-        (``on_sphere``: ``|x| = 1``, ``N(x + sqrt(2h/kappa) xi)``)."""
-        y = np.multiply(self.draw(), self.scale)
+        (``on_sphere``: ``|x| = 1``, ``N(x + sqrt(2h/kappa) xi)``), into the
+        output buffer."""
+        if x.shape != self.shape or x.dtype != self.dtype:     # a rule of another dtype
+            return self._kick_copy(x, on_sphere)
+        y, norm = self.out, self.norm
+        if on_sphere:
+            np.add(x, self.draw(), out=y)
+        else:
+            r = self.radius
+            np.einsum("mnd,mnd->mn", x, x, out=r[..., 0])
+            np.sqrt(r, out=r)
+            np.divide(x, r, out=y)
+            y += self.draw()
+        np.einsum("mnd,mnd->mn", y, y, out=norm[..., 0])
+        np.sqrt(norm, out=norm)
+        if on_sphere:
+            y /= norm
+        else:
+            y *= np.divide(r, norm, out=norm)
+        return y
+
+    def _kick_copy(self, x, on_sphere):
+        """:meth:`kick` into new arrays (``x`` of another dtype than the buffers)."""
+        y = self.draw().copy()
         if on_sphere:
             y += x
             y /= np.sqrt(np.einsum("mnd,mnd->mn", y, y))[..., None]
