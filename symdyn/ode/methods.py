@@ -175,7 +175,9 @@ def _fused(f, t, y, fy, h, t_new, args, K):
     plan = _plan(y.dtype)
     S = np.empty((_S + 2,) + y.shape, dtype=y.dtype)
     tmp = np.empty_like(S)
-    hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
+    # float32 states stay float32; h spelled out per component: a product of
+    # two arrays of one shape skips numpy's broadcasting (0.6 us a stage)
+    hs = h[:, None].astype(y.dtype, copy=False).repeat(y.shape[1], axis=1)
     times = t + dop853.C[:, None] * h
     K[0] = fy
     np.multiply(K[0], plan[0][0][2], out=S)
