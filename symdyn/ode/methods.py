@@ -183,16 +183,18 @@ def _fused(f, t, y, fy, h, t_new, args, K):
     np.multiply(K[0], plan[0][0][2], out=S)
     for s in range(1, _S + 1):
         if s < _S:
+            # y + h * sum_j a_sj k_j (in-place operators: no out= to parse;
+            # + and * commute exactly, so these are the same roundings)
             stage = S[s - 1]
-            np.multiply(hs, stage, out=stage)       # y + h * sum_j a_sj k_j
-            K[s] = f(times[s], np.add(y, stage, out=stage), *args)
+            stage *= hs
+            stage += y
+            K[s] = f(times[s], stage, *args)
         else:
             y_new = np.multiply(hs, S[_S - 1])
-            np.add(y, y_new, out=y_new)
+            y_new += y
             K[_S] = f(t_new, y_new, *args)
         for lo, hi, w in plan[s]:
-            part = np.multiply(K[s], w, out=tmp[: hi - lo])
-            np.add(S[lo:hi], part, out=S[lo:hi])
+            S[lo:hi] += np.multiply(K[s], w, out=tmp[: hi - lo])
     return y_new, S[_S], S[_S + 1], S[_S - 2]
 
 
