@@ -146,6 +146,24 @@ def test_same_seed_same_run_and_independent_members():
     assert not np.allclose(kicked / np.linalg.norm(kicked, axis=-1, keepdims=True), unit)
 
 
+def test_draws_follow_the_documented_streams_and_stop_at_the_last_layer():
+    """Layer k's kicks are sqrt(2h/kappa) times member m's normals k n d ..
+    (k+1) n d - 1, however the blocks are cut; limit(L) draws L layers only."""
+    from symdyn.particles.noise import Noise
+    M, n, d, L, h, kappa = 3, 4, 5, 7, 0.1, 2.0
+    streams = np.random.SeedSequence(9).spawn(M)
+    xi = np.stack([np.random.Generator(np.random.SFC64(s)).standard_normal((L, n, d))
+                   for s in streams], axis=1)                      # (L, M, n, d)
+    cut = Noise(kappa, 9, h, (M, n, d), np.float64)
+    cut.block = 3                                      # blocks of 3, 3 and 1 layers
+    cut.limit(L)
+    kicks = np.stack([cut.draw().copy() for _ in range(L)])
+    assert np.allclose(kicks, np.sqrt(2 * h / kappa) * xi, rtol=1e-15, atol=0)
+    assert cut.buffer.shape[1] == 3 and cut.filled == 1      # no normals past layer L
+    whole = Noise(kappa, 9, h, (M, n, d), np.float64)
+    assert np.array_equal(np.stack([whole.draw().copy() for _ in range(L)]), kicks)
+
+
 # --- beta = 0: the noisy Kuramoto self-consistency ------------------------------------------
 
 def kuramoto_run(d, kappa, seed, n=128, M=16, h=0.01, burn=5.0, T=25.0):
