@@ -117,7 +117,7 @@ class Field:
                 rho = np.where(bad, np.nan, rho)
         if mass is not None:                # merged tokens (mass 0) stand still
             frozen = mass == 0
-            A[frozen] = 0.0
+            np.copyto(A, 0.0, where=frozen[..., None])     # A[frozen] = 0, cheaper
             if not self.on_sphere:
                 rho = np.where(frozen, 0.0, rho)
         return A, rho
