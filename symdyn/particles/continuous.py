@@ -75,10 +75,10 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
         return np.concatenate((dth.reshape(len(y), nd), drr), axis=1, dtype=y.dtype)
 
     def project(y):
-        th, rr = unpack(y)
-        th = th / np.linalg.norm(th, axis=-1, keepdims=True)
-        y = y.copy()
-        y[:, :nd] = th.reshape(len(y), nd)
+        y = y.copy()                # C order: th is a view of it
+        th = unpack(y)[0]
+        # th / np.linalg.norm(th, axis=-1, keepdims=True), without its wrapper
+        th /= np.sqrt(np.add.reduce(th * th, axis=-1, keepdims=True))
         return y
 
     def record(k, members, y):
