@@ -161,7 +161,7 @@ class Field:
         least = np.minimum.reduce                # ndarray.min without its wrapper
         if constant is None and not least(s, axis=None) > 0:
             return True
-        if self.on_sphere:                  # r = 1: nothing to check
+        if self.on_sphere or (s is rad and not self.log):   # r = 1, or s = r checked
             return False
         return not (math.isfinite(np.add.reduce(rad, axis=None)) if self.log
                     else least(rad, axis=None) > 0)
