@@ -68,7 +68,7 @@ def _report_page(app):
 
 
 def _quick_report() -> str:
-    from symdyn.output import claims, report
+    from symdyn.output import beyond, claims, report
 
     checks = claims.caption_checks({"n": 32, "beta": 1.0})
     rows = []
@@ -95,7 +95,9 @@ def _quick_report() -> str:
         "## $\\gamma$ at depth", "", report.depth_table(trajectories), "",
         "## Initial and terminal velocities", "",
         "From an orthogonal start, $r_0 = 1$ (`sd.derive`).", "",
-        report.summary_table(derivations), ""])
+        report.summary_table(derivations), "",
+        "## Beyond the encoder: causal masking, noise, mean field", "",
+        beyond.beyond_section(beyond.beyond_result(quick=True)), ""])
 
 
 def _cli_help(app):
