@@ -131,8 +131,6 @@ def explore(draw, strip: str | None = None, values=None, title: str | None = Non
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> def draw(ax, k):
     ...     ax.plot([0, 1], [0, k], label="line")
     >>> fig = snapshot(draw, {"k": (1, 3, 1, 2)})
