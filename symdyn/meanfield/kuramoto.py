@@ -51,7 +51,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ive
 
-from symdyn.base.checks import finite_array, integer
+from ..base.checks import finite_array, integer
 
 
 def _ratio(s: float, d: int) -> float:

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..meanfield.kuramoto import kuramoto_order
 from ..meanfield.stability import critical_kappa, mean_field_rates
+from ..model.scheme import unit
 from ..particles.init import sphere
 from ..particles.simulation import simulate
 from .formatting import markdown_table
@@ -40,16 +41,12 @@ CRITICAL = {"beta": (0.0, 1.0, 4.0, 16.0), "d": (2, 3, 16)}
 MODES = {"beta": (4.0, 16.0, 64.0, 256.0), "kappa": 32.0, "kmax": 60}
 
 
-def _unit(x):
-    return x / np.linalg.norm(x, axis=-1, keepdims=True)
-
-
 def causal_collapse(n, d, beta, qk="identity", seeds=3, T=1e3, seed=0) -> dict:
     """max over seeds and tokens of |theta_k(T) - x_1(0)| under the causal mask, and
     the control: the smallest such distance of full attention's limit, and its
     smallest pairwise cosine (clustered when near 1)."""
     X0 = sphere(n, d, batch=seeds, seed=seed)
-    x1 = _unit(X0[:, 0])
+    x1 = unit(X0[:, 0])
     w = None
     if qk != "identity":
         rng = np.random.default_rng(seed + 1)
@@ -58,7 +55,7 @@ def causal_collapse(n, d, beta, qk="identity", seeds=3, T=1e3, seed=0) -> dict:
     out = {"n": n, "d": d, "beta": beta, "qk": qk, "seeds": seeds, "T": T}
     for mask in ("causal", "full"):
         sim = simulate("post-ln", X0, beta, [0.0, T], weights=w, save_x=True, mask=mask)
-        gap = np.linalg.norm(_unit(sim.X[:, -1]) - x1[:, None], axis=-1).max(axis=1)
+        gap = np.linalg.norm(unit(sim.X[:, -1]) - x1[:, None], axis=-1).max(axis=1)
         out[mask] = float(gap.max() if mask == "causal" else gap.min())
         out[f"{mask}_min_cosine"] = float(sim.min_cosine[:, -1].min())
     return out
@@ -77,8 +74,9 @@ def kuramoto(d, kappa, seed=11, n=128, members=16, step=0.01, burn=5.0, T=25.0) 
     r = np.linalg.norm(sim.X.mean(axis=2), axis=-1)[:, t >= burn].mean(axis=1)
     se = float(r.std(ddof=1) / np.sqrt(members))
     theory = kuramoto_order(kappa, d)
-    return {"d": d, "kappa": kappa, "n": n, "members": members, "step": step, "r": float(r.mean()),
-            "se": se, "theory": theory, "z": (float(r.mean()) - theory) / se}
+    return {"d": d, "kappa": kappa, "n": n, "members": members, "step": step, "burn": burn,
+            "T": T, "r": float(r.mean()), "se": se, "theory": theory,
+            "z": (float(r.mean()) - theory) / se}
 
 
 def critical_table(betas=CRITICAL["beta"], ds=CRITICAL["d"]) -> dict:
@@ -150,7 +148,8 @@ def _kuramoto_text(rows) -> str:
     return (f"**Noise.** β = 0 (noisy Kuramoto): n = {r['n']} tokens, {r['members']} "
             f"independent runs per κ, layer step h = {r['step']:g}, kicks "
             "$\\sqrt{2h/\\kappa}\\,\\xi$ (`sd.simulate(..., kappa=, seed=)`); the order "
-            "parameter $r = |\\frac1n\\sum_i\\theta_i|$ averaged over t in [5, 25] "
+            "parameter $r = |\\frac1n\\sum_i\\theta_i|$ averaged over t in "
+            f"[{r['burn']:g}, {r['T']:g}] "
             "against the mean-field self-consistency "
             "$r = I_{d/2}(\\kappa r)/I_{d/2-1}(\\kappa r)$ (`sd.kuramoto_order`); z: "
             "the difference in standard errors.\n\n" + table
