@@ -67,3 +67,51 @@ def test_sweep_has_a_precision_axis():
                              values="linked")
     assert np.abs(wide["float64"] - wide["float32"]).max() <= 1e-3
     assert set(table["precision"]) == {"float64", "float32"}
+
+
+def _spied(scheme, seen):
+    """``scheme`` with its layer rule wrapped: every token array it returns is
+    recorded in ``seen`` (dtype)."""
+    from dataclasses import replace
+
+    from symdyn.model.scheme import LayerRule
+
+    rule = scheme.layer.update
+
+    def spy(*args):
+        out = rule(*args)
+        seen.append(out.dtype)
+        return out
+
+    return replace(scheme, layer=LayerRule(scheme.layer.name, spy))
+
+
+@pytest.mark.parametrize("name", sd.schemes())
+@pytest.mark.parametrize("kappa", [None, 4.0])
+def test_every_layer_rule_computes_in_float32(name, kappa):
+    # a rule that mixed a float64 numpy scalar into float32 tokens ran the whole
+    # run in float64 (LN-Scaling's 1/sqrt(1 + t_k) did)
+    seen = []
+    X0 = sd.init.sphere(6, 3, batch=2, seed=0).astype(np.float32)
+    out = sd.simulate(_spied(sd.scheme(name), seen), X0, 1.0, [0.0, 0.05], step=0.01,
+                      dtype=np.float32, kappa=kappa, seed=None if kappa is None else 0, save_x=True)
+    assert len(seen) == 5 and set(seen) == {np.dtype(np.float32)}
+    assert np.isfinite(out.X).all()
+
+
+def test_a_rule_that_leaves_float32_is_seen_and_cast_back():
+    # negative control of the spy above, and the layer loop's guard behind it
+    from symdyn.model.scheme import LayerRule
+
+    def upcast(s, x, h, tk, A, field):
+        return (x + h * A(x)) / np.float64(1.0 + h)
+
+    seen = []
+    base = sd.scheme("pre-ln")
+    from dataclasses import replace
+    leaky = _spied(replace(base, layer=LayerRule("upcast", upcast)), seen)
+    X0 = sd.init.sphere(6, 3, seed=0).astype(np.float32)
+    out = sd.simulate(leaky, X0, 1.0, [0.0, 0.03], step=0.01, dtype=np.float32,
+                      kappa=4.0, seed=0, save_x=True)
+    assert set(seen) == {np.dtype(np.float64)}
+    assert len(seen) == 3 and np.isfinite(out.X).all()

@@ -1,7 +1,7 @@
 """The tree is what the docs say it is, and data flows one way (tests/layout.py).
 
 Layers (each subpackage's docstring names its own): base 0; model and ode 1;
-reduced and particles 2; studies 3; output 4; cli on top. A module imports
+reduced, particles and meanfield 2; studies and trained 3; output 4; cli on top. A module imports
 only from a lower layer or its own subpackage.
 """
 
@@ -74,6 +74,42 @@ def test_every_module_the_docs_name_exists(name):
             obj = getattr(obj, attr)
         return
     pytest.fail(f"{name} is named in the docs but does not exist")
+
+
+def _readme_tree(text):
+    """{subpackage: the module names its line of the README's tree lists}."""
+    block = text[text.index("    symdyn/ "):text.index("    docs/ ")]
+    rows, sub = {}, None
+    for line in block.splitlines()[2:]:
+        head = re.match(r"\s{6}(\w+)/\s+\d\s+(.*)", line)
+        if head:
+            sub, line = head.group(1), head.group(2)
+        rows[sub] = rows.get(sub, "") + " " + line.strip()
+    out = {}
+    for sub, text in rows.items():
+        while "(" in text:            # descriptions, some of them nested
+            text = re.sub(r"\([^()]*\)", "", text)
+        out[sub] = {item.split(";")[0].split()[-1].rstrip("/")
+                    for item in text.split(",") if item.strip()}
+    return out
+
+
+def test_the_readme_tree_lists_every_module_and_only_modules():
+    listed = _readme_tree((REPO / "README.md").read_text())
+    present = {}
+    for name in layout.modules():
+        parts = name.split(".")
+        if len(parts) >= 3:
+            present.setdefault(parts[1], set()).add(parts[2])
+    present["cli"].discard("__main__")
+    assert listed == present
+
+
+def test_the_tree_check_sees_a_missing_and_an_invented_module():
+    # negative control of the test above
+    text = (REPO / "README.md").read_text().replace("log_clock", "log_clocks")
+    listed = _readme_tree(text)
+    assert "log_clocks" in listed["model"] and "log_clock" not in listed["model"]
 
 
 def test_a_name_that_does_not_exist_is_caught():

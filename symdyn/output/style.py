@@ -23,10 +23,10 @@ from contextlib import contextmanager
 import sympy as sp
 
 from ..base.checks import shown
+from ..model.baseline import NONE, resolve
 from ..model.registry import Scheme, SchemeLike, Style, entry
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
-from ..particles.simulation import NONE, resolve
 
 #: Printed widths in inches: one column, and the full text width.
 WIDTHS = {"column": 3.25, "full": 6.75}
@@ -45,7 +45,7 @@ PAPER = {
     "figure.dpi": 110, "figure.constrained_layout.use": False,
 }
 
-#: The unnormalized baseline (:data:`symdyn.particles.simulation.NONE`).
+#: The unnormalized baseline (:data:`symdyn.model.baseline.NONE`).
 BASELINE = Style("#000000", (0, (1, 1)), "none (pure attention)")
 
 #: Markers for a built-in whose entry names none.

@@ -20,10 +20,10 @@ from ..base.checks import (
     shown,
     tolerance,
 )
+from ..model.baseline import NONE
 from ..model.law_limits import R_UNDERFLOW, underflow
 from ..model.symbols import SCHEME_SYMBOLS
 from . import merging, noise
-from .field import NONE
 
 
 @lru_cache(maxsize=256)

@@ -8,7 +8,7 @@ For every token (docs/model.md, section 1)
 with the scheme's own speed law :math:`(s, \\rho)` (the same
 :class:`~symdyn.model.scheme.Scheme` the symbolic side reads) and ``A`` at
 the inverse temperature :math:`\\beta\\tau(t)` of a tempered scheme (``a``
-and ``|A|`` in the laws too). :data:`NONE` is the unnormalized baseline:
+and ``|A|`` in the laws too). :data:`~symdyn.model.baseline.NONE` is the unnormalized baseline:
 :math:`\\dot x_k = A_k(X)` with scores :math:`\\beta\\langle x_k, x_j\\rangle`. With ``causal`` the
 attention is masked (token ``k`` sees ``j <= k``, :mod:`symdyn.particles.attention`).
 
@@ -24,11 +24,12 @@ import numpy as np
 import sympy as sp
 
 from ..model import log_clock
+from ..model.baseline import NONE
 from ..model.guards import lambdify
 from ..model.law_limits import R_UNDERFLOW, underflow
-from ..model.registry import LayerRule, Scheme, radial_fault, speed_fault
+from ..model.registry import radial_fault, speed_fault
 from ..model.scheme import phase_branches
-from ..model.symbols import A_norm, a, r
+from ..model.symbols import A_norm, a
 from ..model.symbols import t as t_sym
 from .attention import attention as _attention
 from .attention import of_weights
@@ -37,11 +38,6 @@ try:        # the C function np.einsum calls: the same sums, without its Python 
     from numpy._core.multiarray import c_einsum as _einsum
 except ImportError:                                     # pragma: no cover (numpy 1)
     _einsum = np.einsum
-
-#: The baseline without normalization (attention on the raw tokens).
-NONE = Scheme("none", r, a, sp.Integer(0),
-              layer=LayerRule("none", lambda s, x, h, tk, A, field: x + h * A(x)))
-
 
 class Field:
     """(d theta/dt, dr/dt) of a batch, phase by phase."""

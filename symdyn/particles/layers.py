@@ -121,6 +121,8 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise
             attend.layer(k)
             at.k, at.tk = k, tk
             x = update(s, x, h, tk, attend, at)
+            if x.dtype != theta.dtype:  # a (custom) rule that computed in another dtype
+                x = x.astype(theta.dtype)
             if noise is not None:       # the kick's buffer: never one of attend's
                 x = noise.kick(x, on_sphere)
             elif attend.holds(x):         # the next layer's A would overwrite it

@@ -104,9 +104,8 @@ class Noise:
     def kick(self, x, on_sphere=False):
         """``r N(theta + sqrt(2h/kappa) xi)`` of the tokens ``x = r theta``
         (``on_sphere``: ``|x| = 1``, ``N(x + sqrt(2h/kappa) xi)``), into the
-        output buffer."""
-        if x.shape != self.shape or x.dtype != self.dtype:     # a rule of another dtype
-            return self._kick_copy(x, on_sphere)
+        output buffer; ``x`` has the run's shape and dtype (the layer loop casts
+        what a rule returns)."""
         y, norm = self.out, self.norm
         if on_sphere:
             np.add(x, self.draw(), out=y)
@@ -122,16 +121,4 @@ class Noise:
             y /= norm
         else:
             y *= np.divide(r, norm, out=norm)
-        return y
-
-    def _kick_copy(self, x, on_sphere):
-        """:meth:`kick` into new arrays (``x`` of another dtype than the buffers)."""
-        y = self.draw().copy()
-        if on_sphere:
-            y += x
-            y /= np.sqrt(np.einsum("mnd,mnd->mn", y, y))[..., None]
-            return y
-        r = np.sqrt(np.einsum("mnd,mnd->mn", x, x))[..., None]
-        y += x / r
-        y *= r / np.sqrt(np.einsum("mnd,mnd->mn", y, y))[..., None]
         return y

@@ -45,9 +45,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import finite_array, output_times, shown
+from ..model.baseline import NONE, resolve
 from ..model.law_limits import check_speed
 from ..model.registry import Scheme, SchemeLike, run_parameters
-from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from . import noise
@@ -60,7 +60,7 @@ from .arguments import (
     workspace,
 )
 from .continuous import continuous
-from .field import NONE, Field
+from .field import Field
 from .layers import layers as run_layers
 from .result import Recorder, Simulation
 from .weights import Weights, as_weights, identity
@@ -71,14 +71,6 @@ _Field, _Recorder = Field, Recorder
 __all__ = ["MAX_TIMES", "NONE", "SIMULATE_OPTIONS", "TOLERANCES", "Simulation", "layer_times",
            "resolve", "simulate"]
 
-
-def resolve(scheme: SchemeLike) -> Scheme:
-    """A built-in name, ``"none"`` (no normalization) or a Scheme."""
-    if not isinstance(scheme, (str, Scheme)):
-        raise ValueError(f"scheme: expected a name or a Scheme, got {shown(scheme)}")
-    if scheme == "none":
-        return NONE
-    return get_scheme(scheme)
 
 
 def _check_law(s, times, n, beta, step, clock):

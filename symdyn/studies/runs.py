@@ -21,10 +21,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..model.baseline import resolve
 from ..model.registry import scheme
 from ..particles import init, weights
 from ..particles.simulation import MAX_TIMES as SIMULATE_TIMES
-from ..particles.simulation import layer_times, resolve, simulate
+from ..particles.simulation import layer_times, simulate
 from ..reduced.solver import MAX_TIMES as SOLVE_TIMES
 from ..reduced.solver import solve
 

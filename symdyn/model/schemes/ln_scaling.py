@@ -12,6 +12,8 @@ with :math:`x = r\\theta`: :math:`\\dot\\theta = (c/r) P_\\theta A`,
 Layer 1, model.
 """
 
+import math
+
 import sympy as sp
 
 from ..scheme import Entry, LayerRule, Scheme, Style, unit
@@ -22,7 +24,7 @@ NAME = "ln-scaling"
 
 def rule(s, x, h, tk, A, field):            # x <- x + h A(N(x) / sqrt(1 + t_k)), literally
     """One LayerNorm-Scaling layer: the attention sees the scaled, normalized tokens."""
-    return x + h * A(unit(x) / (1.0 + tk) ** 0.5)
+    return x + h * A(unit(x) / math.sqrt(1.0 + tk))     # a float: x keeps its dtype
 
 
 def build() -> Scheme:
