@@ -18,7 +18,7 @@ import pytest
 
 import symdyn as sd
 from symdyn.base import checks
-from symdyn.model import law_limits
+from symdyn.model import baseline, law_limits
 from symdyn.particles import simulation as particles
 from symdyn.reduced import solver
 from symdyn.studies import grid, inverse
@@ -294,7 +294,7 @@ def test_array_arguments_give_short_messages_naming_them(name):
 
 
 def test_control_a_full_repr_was_a_page(monkeypatch):
-    monkeypatch.setattr(particles, "shown", repr)
+    monkeypatch.setattr(baseline, "shown", repr)     # resolve's home: the scheme argument
     msg = refused(SWAPPED["scheme"], "^scheme")
     assert len(msg) > 300
 
