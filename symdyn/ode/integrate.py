@@ -66,6 +66,7 @@ from .methods import (  # noqa: F401  (the driver's methods, importable here as 
     error_norm,
     initial_step,
     interpolate,
+    stage_sums_workspace,
     step_factor,
 )
 from .outputs import _Output, _serve, _serve_ends, _Stops
@@ -211,6 +212,7 @@ class _Driver:
         self.last_err, self.last_h = np.zeros(M), np.ones(M)   # last full accepted step
         self.active = np.arange(M) if len(stops.times) else np.arange(0)
         self.K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
+        self.work = stage_sums_workspace(M, dim, y0.dtype)
         self.dims, self.accepted = np.full(M, dim), np.zeros(M, dtype=int)
         self.mode = Methods(M, stiff, dim, y0.dtype)
         self.g = event_values(events, self.t, self.y, self.args)
@@ -249,7 +251,7 @@ class _Driver:
             t_new = np.where(clipped, target, ta + step)
             y_new, f_new, err, Ka, lam, cost = _step(
                 self.f, mode, active, sel, ta, ya, fa, step, t_new, arga, self.K, self.atol,
-                self.rtol, self.dims, rejected)
+                self.rtol, self.dims, rejected, self.work)
             ratio = step / self.last_h[sel]
             old = last_err[sel]
             predicted = np.where(old > 0, old * power(ratio, -1 / ERROR_EXPONENT), 0.0)
@@ -364,7 +366,7 @@ class _Driver:
 
 
 def _step(f, mode, active, sel, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
-          after_rejection):
+          after_rejection, work=None):
     """One step of every active member: DOP853 for the explicit ones (and
     Hairer's :math:`h\\lambda` of each, for the switch), ROS34PW2 for the
     stiff ones. Returns ``y_new``, ``f(t_new, y_new)``, the error norms, the
@@ -372,7 +374,7 @@ def _step(f, mode, active, sel, ta, ya, fa, step, t_new, arga, K, atol, rtol, di
     the active members as an index, or a slice when all are."""
     if isinstance(mode.explicit, slice):        # every member explicit: no gathers
         Ka = K[:, : len(active)]
-        y_new, sum5, sum3, y_last = _dop853(f, ta, ya, fa, step, t_new, arga, Ka)
+        y_new, sum5, sum3, y_last = _dop853(f, ta, ya, fa, step, t_new, arga, Ka, work)
         f_new = Ka[_S].copy()
         scale = atol[sel] + rtol * np.maximum(np.abs(ya), np.abs(y_new))
         err = _error(sum5, sum3, step, scale, dims[sel])
@@ -386,7 +388,7 @@ def _step(f, mode, active, sel, ta, ya, fa, step, t_new, arga, K, atol, rtol, di
     if len(active) - s.size:
         sub = tuple(a[e] for a in arga)
         y_new[e], sum5, sum3, y_last = _dop853(f, ta[e], ya[e], fa[e], step[e], t_new[e],
-                                               sub, Ka)
+                                               sub, Ka, work)
         f_new[e] = Ka[_S]
         scale = atol[active[e]] + rtol * np.maximum(np.abs(ya[e]), np.abs(y_new[e]))
         err[e] = _error(sum5, sum3, step[e], scale, dims[active[e]])
