@@ -1,10 +1,13 @@
 """float32 simulations: the observables that keep their meaning agree with
 float64, the integration stays in float32, and what would lose it is refused."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import symdyn as sd
+from symdyn.model.scheme import LayerRule
 from symdyn.ode import integrate as integ
 
 
@@ -72,10 +75,6 @@ def test_sweep_has_a_precision_axis():
 def _spied(scheme, seen):
     """``scheme`` with its layer rule wrapped: every token array it returns is
     recorded in ``seen`` (dtype)."""
-    from dataclasses import replace
-
-    from symdyn.model.scheme import LayerRule
-
     rule = scheme.layer.update
 
     def spy(*args):
@@ -94,22 +93,19 @@ def test_every_layer_rule_computes_in_float32(name, kappa):
     seen = []
     X0 = sd.init.sphere(6, 3, batch=2, seed=0).astype(np.float32)
     out = sd.simulate(_spied(sd.scheme(name), seen), X0, 1.0, [0.0, 0.05], step=0.01,
-                      dtype=np.float32, kappa=kappa, seed=None if kappa is None else 0, save_x=True)
+                      dtype=np.float32, kappa=kappa, seed=None if kappa is None else 0,
+                      save_x=True)
     assert len(seen) == 5 and set(seen) == {np.dtype(np.float32)}
     assert np.isfinite(out.X).all()
 
 
 def test_a_rule_that_leaves_float32_is_seen_and_cast_back():
     # negative control of the spy above, and the layer loop's guard behind it
-    from symdyn.model.scheme import LayerRule
-
     def upcast(s, x, h, tk, A, field):
         return (x + h * A(x)) / np.float64(1.0 + h)
 
     seen = []
-    base = sd.scheme("pre-ln")
-    from dataclasses import replace
-    leaky = _spied(replace(base, layer=LayerRule("upcast", upcast)), seen)
+    leaky = _spied(replace(sd.scheme("pre-ln"), layer=LayerRule("upcast", upcast)), seen)
     X0 = sd.init.sphere(6, 3, seed=0).astype(np.float32)
     out = sd.simulate(leaky, X0, 1.0, [0.0, 0.03], step=0.01, dtype=np.float32,
                       kappa=4.0, seed=0, save_x=True)
