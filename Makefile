@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: report test test-simd-off lint verify bench clean docs docs-check
+.PHONY: report test test-loaded test-simd-off lint verify bench clean docs docs-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,8 +71,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check symdyn proofs_check tests benchmarks
 
 # The suite on up to 4 processes (pytest-xdist; 2 on a 2-core machine).
+PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4
 test: lint
-	$(BIN)/python -m pytest -n auto --maxprocesses 4
+	$(PYTEST)
+
+# The same suite while two busy processes (tests/busy.py) hold both cores: a
+# test that asserts how long something took fails here.
+test-loaded: lint
+	$(BIN)/python tests/busy.py -- $(PYTEST)
 
 # The bit-for-bit promises (a member alone equals the batch; a sweep equals
 # solve) again with numpy's SIMD dispatch switched off (x86-64): a code path
