@@ -25,18 +25,22 @@ def shown(value, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _has_bool(value) -> bool:
+def has_bool(value) -> bool:
     """A ``bool`` in ``value`` or in its nested lists and tuples (``[4, True]``,
-    which numpy silently makes the integers ``[4, 1]``)."""
+    which numpy silently makes the integers ``[4, 1]``), or a boolean array
+    among them (``[array([True, False]), array([0.3, 0.9])]``)."""
     if isinstance(value, (bool, np.bool_)):
         return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "b"
     if not isinstance(value, (list, tuple)):
         return False
     kinds = set(map(type, value))                # C speed: 0.05 s a million
     if bool in kinds or np.bool_ in kinds:
         return True
-    return any(issubclass(k, (list, tuple)) for k in kinds) and any(
-        _has_bool(x) for x in value if isinstance(x, (list, tuple)))
+    return any(issubclass(k, (list, tuple, np.ndarray)) for k in kinds) and any(
+        has_bool(x) for x in value if isinstance(x, (list, tuple, np.ndarray)))
+
 
 
 def _real(x) -> bool:
@@ -60,7 +64,7 @@ def _numbers(value, name):
             return raw.astype(float)
         except (TypeError, ValueError, OverflowError):
             pass
-    elif kind in "iuf" and not (isinstance(value, (list, tuple)) and _has_bool(value)):
+    elif kind in "iuf" and not (isinstance(value, (list, tuple)) and has_bool(value)):
         return raw.astype(float)
     what = {"c": "complex numbers", "b": "booleans", "O": "objects", "U": "text",
             "S": "bytes", "i": "booleans", "u": "booleans", "f": "booleans"}.get(

@@ -14,6 +14,7 @@ import numpy as np
 from ..base.checks import (
     RTOL_FLOOR,
     check_attention,
+    has_bool,
     memory,
     number,
     real_array,
@@ -105,6 +106,9 @@ def check_clock(clock, s, step):
 
 def batch_shape(X0):
     """``X0`` as an array (not yet copied) and its shape ``(batch, n, d)``."""
+    if isinstance(X0, (list, tuple)) and has_bool(X0):   # numpy would read True as 1.0
+        raise ValueError(f"X0: expected real numbers (token coordinates), got booleans: "
+                         f"{shown(X0)}")
     try:
         X = np.asarray(X0)
     except (TypeError, ValueError):
@@ -174,9 +178,10 @@ def options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clo
     check_attention(attention)
     step = None if step is None else number(step, "step", 0, low_open=True)
     dtype, rtol, atol, threshold = precision(dtype, rtol, atol, cluster_threshold)
-    if not isinstance(mask, str) or mask not in MASKS:
-        raise ValueError(f"mask must be one of {', '.join(map(repr, MASKS))}, got {shown(mask)}")
-    causal = mask == "causal"
+    if not isinstance(mask, str) or mask.lower() not in MASKS:
+        raise ValueError(f"mask must be one of {', '.join(map(repr, MASKS))} (any case), "
+                         f"got {shown(mask)}")
+    causal = mask.lower() == "causal"
     merge_given = merge is not None
     largest = merging.LARGEST[np.dtype(dtype).name]
     merge = (min(merging.PER_RTOL * rtol, largest) if merge is None

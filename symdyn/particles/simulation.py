@@ -197,7 +197,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         number each; defaults where omitted): the run uses
         ``scheme.bind(**params)``. (Passing them beside the options is
         deprecated.)
-    mask : {"full", "causal"}
+    mask : {"full", "causal"} (any case)
         ``"causal"``: token ``k`` attends only to ``j <= k`` (decoders; every
         scheme, weights and heads; no merging). Default: full attention.
     kappa : float, optional

@@ -225,7 +225,41 @@ def _leading_order(expr, var):
     if c.is_zero or not c.is_finite:
         raise ValueError(f"expr: no power-law leading order in {var} "
                          f"(coefficient {c})")
+    if _not_real(c) or _complex_at_large(expr, var):
+        raise ValueError(f"expr: {_short(expr)} is not real as {var} -> oo (its leading "
+                         f"term: ({_short(c)})*{var}**({p})); a leading order c*{var}**p "
+                         f"needs a real expression and a real c")
     return LeadingOrder(c, p, var)
+
+
+def _not_real(c) -> bool:
+    """A coefficient that is not real: sympy says so, or, free of symbols, its
+    value has an imaginary part (``sqrt(1 - n) ~ I sqrt(n)``)."""
+    if c.is_extended_real is False:
+        return True
+    if c.free_symbols or c.is_extended_real:
+        return False
+    try:
+        z = complex(c.evalf(30))
+    except (TypeError, ValueError):
+        return True
+    return z.imag != 0
+
+
+def _complex_at_large(expr, var) -> bool:
+    """``expr`` has an imaginary part at ``var = 10**6`` and ``10**9`` (the
+    other symbols at two sample points): ``sqrt(1 - n) + n`` leads with the
+    real ``n``, but is not a real quantity."""
+    others = sorted(expr.free_symbols - {var}, key=str)
+    for k, big in enumerate((10**6, 10**9)):
+        point = {x: (1.7, 4.0)[k] for x in others} | {var: big}
+        try:
+            z = complex(expr.evalf(30, subs=point))
+        except (TypeError, ValueError):
+            return False
+        if not abs(z.imag) > 1e-25 * abs(z):
+            return False
+    return True
 
 
 def _undecided(what, var, found):
