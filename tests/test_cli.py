@@ -575,3 +575,61 @@ def test_trace_prints_the_api_s_per_layer_table(capsys):
         assert float(row.split(",")[1]) == pytest.approx(c, rel=1e-7)   # float32, 8 digits
     assert main(["trace", "gpt-5", "--text", text]) == 2          # control: bad name, one line
     assert "neither a known model" in capsys.readouterr().err
+
+
+# --- a full disk is the user's situation (issue 34, item 5) -------------------------------
+
+FULL = "/dev/full"
+needs_full = pytest.mark.skipif(not __import__("os").path.exists(FULL), reason="no /dev/full")
+
+
+def _report_one_scheme(monkeypatch, out):
+    import symdyn.output.build as build
+
+    monkeypatch.setattr(build, "schemes", lambda: ["post-ln"])    # one derivation: quick
+    return main(["report", "--out", str(out), "--no-figures", "--no-design", "--no-trained",
+                 "--no-beyond", "--no-phase-diagram", "--no-verify"])
+
+
+@needs_full
+def test_report_onto_a_full_disk_names_the_file(tmp_path, monkeypatch, capsys):
+    (tmp_path / "README.md").symlink_to(FULL)       # every write fails: ENOSPC, no file name
+    assert _report_one_scheme(monkeypatch, tmp_path) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"symdyn: error: cannot write {tmp_path / 'README.md'} (No space left on device)")
+
+
+@needs_full
+def test_control_without_naming_the_file_a_full_disk_was_an_internal_error(
+        tmp_path, monkeypatch, capsys):
+    import contextlib
+
+    import symdyn.output.report as report
+
+    monkeypatch.setattr(report, "naming", lambda path: contextlib.nullcontext())
+    (tmp_path / "README.md").symlink_to(FULL)
+    assert _report_one_scheme(monkeypatch, tmp_path) == 3
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        "symdyn: internal error (OSError): [Errno 28]")
+
+
+@needs_full
+def test_a_plot_onto_a_full_disk_names_the_file(tmp_path, capsys):
+    plot = tmp_path / "p.png"
+    plot.symlink_to(FULL)
+    argv = ["simulate", "post-ln", "--n", "4", "--d", "3", "--seeds", "1", "--t-max", "1",
+            "--points", "3", "--plot", str(plot)]
+    assert main(argv) == 2
+    assert _one_line_error(capsys) == (f"symdyn: error: cannot write {plot} "
+                                       f"(No space left on device)")
+    plot.unlink()                                     # control: a real file is written
+    assert main(argv) == 0 and plot.stat().st_size > 1000
+
+
+@needs_full
+def test_standard_output_onto_a_full_disk_exits_2_in_one_line():
+    with open(FULL, "w") as sink:
+        done = subprocess.run([sys.executable, "-m", "symdyn.cli", "schemes"], stdout=sink,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    assert (done.returncode, done.stderr.strip().splitlines()) == (
+        2, ["symdyn: error: cannot write standard output (No space left on device)"])

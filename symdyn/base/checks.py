@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from numbers import Real
 from pathlib import Path
 
@@ -287,3 +288,17 @@ def writable_path(path, name, *, folder=False):
         raise ValueError(f"{name}: cannot write to {shown(str(p if p.exists() else target), 200)} "
                          f"({exc.strerror})") from None
     return p
+
+
+@contextmanager
+def naming(path):
+    """Give an ``OSError`` raised inside the file it concerns: a full disk
+    (``ENOSPC``, ``EDQUOT``) fails at ``write`` or ``close`` with no file
+    name, and the command line then names the file (``cannot write
+    report/README.md (No space left on device)``) instead of calling it a bug."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            exc.filename = str(path)
+        raise

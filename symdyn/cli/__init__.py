@@ -17,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..base.checks import shown, writable_path
+from ..base.checks import naming, shown, writable_path
 from ..studies.grid import parse_range  # noqa: F401 (re-exported)
 from .commands import COMMANDS, write_phase_diagrams  # noqa: F401 (re-exported)
 from .parser import EXIT_CODES, UsageError, build_parser  # noqa: F401 (EXIT_CODES re-exported)
@@ -117,5 +117,7 @@ def _main(argv) -> int:
         out = COMMANDS[args.command](args)
         if isinstance(out, int):
             return out
-        print(out)
+        with naming("standard output"):          # `symdyn ... > file` on a full disk
+            print(out)
+            sys.stdout.flush()
         return OK

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..base.checks import shown
+from ..base.checks import naming, shown
 from .style import PAPER, paper_style, width
 
 
@@ -120,7 +120,8 @@ def save(fig, path, dpi: int = 300) -> Path:
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise ValueError(f"path: expected a .png, .svg or .pdf file name, "
                          f"got {shown(str(path), 200)}")
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    with naming(path):
+        fig.savefig(path, dpi=dpi, bbox_inches="tight")
     return path
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
+from ..base.checks import naming
 from ..base.version import __version__
 from .formatting import distance_table, markdown_table  # noqa: F401 (re-exported)
 
@@ -274,5 +275,6 @@ def write_report(out: str | Path, derivations: list, depths: dict, sections=(),
     parts.append("## Reduced ODEs (symmetric start)\n")
     parts += [scheme_section(d) for d in derivations]
     path = out / "README.md"
-    path.write_text("\n".join(parts))
+    with naming(path):
+        path.write_text("\n".join(parts))
     return path
