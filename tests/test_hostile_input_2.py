@@ -67,3 +67,77 @@ def test_masks_ignore_case(mask):
 def test_control_an_unknown_mask_is_refused_naming_the_masks():
     with pytest.raises(ValueError, match=r"^mask must be one of 'full', 'causal'"):
         sd.simulate("post-ln", X_REAL, beta=1.0, t=[1.0], mask="causl")
+
+
+# --- a silent Dask scheduler is named within the probe's one deadline -------------------
+
+
+class _Clock:
+    """A clock that moves only when a socket waits out its timeout."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+
+class _SilentSocket:
+    """Accepts the connection, never sends: every read waits its whole timeout."""
+
+    def __init__(self, clock, *args):
+        self.clock, self.timeout, self.waits = clock, None, []
+
+    def settimeout(self, seconds):
+        self.timeout = seconds
+
+    def connect(self, where):
+        pass
+
+    def sendall(self, data):
+        pass
+
+    def recv(self, n):
+        self.clock.now += self.timeout
+        self.waits.append(self.timeout)
+        raise TimeoutError
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _probe_silent(monkeypatch, seconds=None):
+    import socket
+    import types
+
+    from symdyn.studies import executors
+
+    clock, made = _Clock(), []
+    monkeypatch.setattr(executors, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    monkeypatch.setattr(socket, "socket",
+                        lambda *a: made.append(_SilentSocket(clock, *a)) or made[-1])
+    with pytest.raises(ValueError, match=r"^scheduler: tcp://127.0.0.1:8786 accepted the "
+                                         r"connection but sent nothing"):
+        executors.probe_scheduler("tcp://127.0.0.1:8786", seconds)
+    return clock.now, [w for s in made for w in s.waits]
+
+
+def test_a_silent_scheduler_is_named_within_the_probe_s_budget(monkeypatch):
+    from symdyn.studies import executors
+
+    spent, waits = _probe_silent(monkeypatch)
+    # the waits the probe configures (handshake, then the HTTP question) add up to
+    # at most its one deadline, PROBE_SECONDS < 5 s (they were 4 s + 1 s, plus work)
+    assert len(waits) == 2 and spent <= executors.PROBE_SECONDS < 5
+    assert waits[1] == pytest.approx(executors.HTTP_SECONDS)
+
+
+def test_control_the_fake_clock_counts_every_configured_wait(monkeypatch):
+    spent, waits = _probe_silent(monkeypatch, seconds=12.0)
+    assert spent == pytest.approx(12.0) and spent > 5        # a larger budget is spent

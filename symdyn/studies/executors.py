@@ -165,9 +165,12 @@ class _OwnPool(Pool):
             proc.kill()
 
 
-#: Seconds a scheduler address gets for each step of :func:`probe_scheduler`
-#: (resolving the host, connecting, the first bytes of the handshake).
+#: Seconds a scheduler address gets for all of :func:`probe_scheduler`
+#: (resolving the host, connecting, the first bytes of the handshake, and for a
+#: silent peer the HTTP question): one deadline, so no address takes longer.
 PROBE_SECONDS = 4.0
+#: The part of it kept for asking a silent peer whether it speaks HTTP (at most).
+HTTP_SECONDS = 1.0
 #: The first frame a Dask listener sends (its handshake) is a few hundred bytes.
 _HANDSHAKE_BYTES = 2**24
 
@@ -187,8 +190,9 @@ def _host_port(rest, address):
     return host, int(port)
 
 
-def _resolve(address, host, port, seconds):
-    """``getaddrinfo`` with a deadline (a dead DNS server would take 30 s or more)."""
+def _resolve(address, host, port, seconds, wait=None):
+    """``getaddrinfo`` within ``wait`` (default ``seconds``, the probe's budget
+    named in the message; a dead DNS server would take 30 s or more)."""
     import socket
 
     box = []
@@ -201,7 +205,7 @@ def _resolve(address, host, port, seconds):
 
     resolver = threading.Thread(target=look_up, daemon=True)
     resolver.start()
-    resolver.join(seconds)
+    resolver.join(seconds if wait is None else wait)
     if not box:
         raise ValueError(f"scheduler: cannot reach {address}: {shown(host)} did not resolve "
                          f"within {seconds:g} s")
@@ -211,14 +215,15 @@ def _resolve(address, host, port, seconds):
     return box[0]
 
 
-def _connect(address, infos, seconds):
-    """A socket connected to one of ``infos`` within ``seconds`` each."""
+def _connect(address, infos, seconds, left):
+    """A socket connected to one of ``infos``, each attempt within ``left()``
+    (what is left of the probe's ``seconds``)."""
     import socket
 
     error = None
     for family, kind, proto, _, where in infos:
         sock = socket.socket(family, kind, proto)
-        sock.settimeout(seconds)
+        sock.settimeout(left())
         try:
             sock.connect(where)
             return sock
@@ -229,11 +234,13 @@ def _connect(address, infos, seconds):
     raise ValueError(f"scheduler: cannot reach {address}: {error}")
 
 
-def _receive(sock, n):
-    """Up to ``n`` bytes (fewer if the peer closes): ``(data, timed_out)``."""
+def _receive(sock, n, wait):
+    """Up to ``n`` bytes (fewer if the peer closes): ``(data, timed_out)``;
+    each read waits at most ``wait()`` seconds (a deadline's remainder)."""
     data = b""
     try:
         while len(data) < n:
+            sock.settimeout(wait())
             chunk = sock.recv(n - len(data))
             if not chunk:
                 break
@@ -245,15 +252,15 @@ def _receive(sock, n):
     return data, False
 
 
-def _speaks_http(sock) -> bool:
-    """Whether a silent peer answers an HTTP request (a web server, such as
-    Dask's dashboard, waits for one)."""
+def _speaks_http(sock, seconds) -> bool:
+    """Whether a silent peer answers an HTTP request, each wait within
+    ``seconds()`` (a web server, such as Dask's dashboard, waits for one)."""
     try:
-        sock.settimeout(1.0)
+        sock.settimeout(seconds())
         sock.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
     except OSError:
         return False
-    return _receive(sock, 5)[0] == b"HTTP/"
+    return _receive(sock, 5, seconds)[0] == b"HTTP/"
 
 
 def probe_scheduler(address: str, seconds: float | None = None) -> None:
@@ -264,19 +271,27 @@ def probe_scheduler(address: str, seconds: float | None = None) -> None:
     host, a peer that never answers, or one that answers in another protocol
     (an HTTP server, SSH) is a ``ValueError`` naming the address. Other
     protocols (``tls://``, ``ucx://``, ...) are only resolved and connected to,
-    or left to Dask. Each step gets ``seconds`` (default :data:`PROBE_SECONDS`)."""
+    or left to Dask. All steps share ``seconds`` (default :data:`PROBE_SECONDS`):
+    each waits at most what is left of it (a silent peer: the handshake gets
+    all but :data:`HTTP_SECONDS`, or a quarter, kept for the HTTP question)."""
     import struct
 
     seconds = PROBE_SECONDS if seconds is None else seconds
+    deadline = time.monotonic() + seconds
+
+    def left(keep=0.0):
+        return max(deadline - time.monotonic() - keep, 1e-3)
+
     protocol, _, rest = address.rpartition("://")
     if protocol not in ("", "tcp", "tls"):
         return
     host, port = _host_port(rest, address)
-    with _connect(address, _resolve(address, host, port, seconds), seconds) as sock:
+    infos = _resolve(address, host, port, seconds, left())
+    with _connect(address, infos, seconds, left) as sock:
         if protocol == "tls":                    # there the client speaks first
             return
-        head, silent = _receive(sock, 8)
-        web = silent and not head and _speaks_http(sock)
+        head, silent = _receive(sock, 8, lambda: left(min(HTTP_SECONDS, seconds / 4)))
+        web = silent and not head and _speaks_http(sock, left)
     if web or head.startswith(b"HTTP/"):
         raise ValueError(f"scheduler: {address} is a web server (it answers HTTP), not a "
                          f"Dask scheduler; the scheduler listens on port 8786 by default, "
