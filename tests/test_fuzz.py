@@ -5,7 +5,7 @@ Three promises, each checked with a payload corpus and hypothesis:
 * text is data: no payload runs (a sentinel file is never created);
 * every wrong input is one ``ValueError`` (API) or one stderr line with exit
   status 2 (CLI), never another exception type or a traceback;
-* the size limits answer within seconds.
+* the size limits answer within seconds of CPU time (never the wall clock).
 """
 
 from __future__ import annotations
@@ -149,10 +149,10 @@ def test_the_payload_corpus_is_live(sentinel):
     ("-" * 500 + "t", "depth"), ("10**50 * 10**50", "digits"),
 ])
 def test_limits_answer_within_seconds(text, limit):
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ValueError, match=limit):
         sd.custom_scheme("x", speed=text)
-    assert time.perf_counter() - start < 3.0
+    assert time.process_time() - start < 3.0
 
 
 def test_long_floats_stay_floats_and_answer():
@@ -201,7 +201,7 @@ def _expressions():
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_expressions(), st.text(max_size=40)))
 def test_random_text_is_an_expression_or_one_value_error(text):
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         value = parse(text, "speed", SCHEME_SYMBOLS)
     except ValueError as exc:
@@ -210,7 +210,7 @@ def test_random_text_is_an_expression_or_one_value_error(text):
         assert isinstance(value, sp.Expr)
         assert value.free_symbols <= set(SCHEME_SYMBOLS.values())
         assert not value.has(sp.I, sp.oo, sp.zoo, sp.nan)
-    assert time.perf_counter() - start < 3.0
+    assert time.process_time() - start < 3.0
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

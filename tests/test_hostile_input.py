@@ -216,10 +216,11 @@ def test_an_undefined_function_of_its_own_stays_symbolic():
 # --------------------------------------------------------------------------
 
 def _quick(f, match, seconds=1.0):
-    start = time.perf_counter()
+    """``f()`` raises a short ValueError matching ``match`` in under ``seconds`` of CPU."""
+    start = time.process_time()
     with pytest.raises(ValueError, match=match) as info:
         f()
-    took = time.perf_counter() - start
+    took = time.process_time() - start
     assert took < seconds, took
     assert len(str(info.value)) < 300, str(info.value)
     return str(info.value)
@@ -301,10 +302,10 @@ def test_floats_beyond_the_digit_limit_are_refused_like_text(entry, text):
 
 def test_large_exact_beta_is_derived_quickly():
     for beta in (1000, 10**49, 1e49, 1234.5):
-        start = time.perf_counter()
+        start = time.process_time()
         red = sd.reduce("post-ln", beta=beta)
         v = sd.initial_velocity("post-ln", beta=beta)
-        assert time.perf_counter() - start < 5.0
+        assert time.process_time() - start < 10.0     # 0.6 s cold; a minute unsubstituted
         assert red.beta == expressions.number(beta, "beta") and not v.has(sd.symbols.beta)
     # the same law as with a small beta, put in after the derivation
     red = sd.reduce("peri-ln", beta=1000)
@@ -320,10 +321,10 @@ def _slow_law():
 
 def test_at_is_bounded_and_exact(monkeypatch):
     red = sd.reduce(_slow_law())
-    monkeypatch.setitem(budget.SECONDS, "tidy", 0.2)
-    start = time.perf_counter()
+    monkeypatch.setitem(budget.SECONDS, "tidy", 0.02)     # unbounded: 0.6 s here
+    before = budget.cuts()
     out = red.at(gamma=sp.Rational(1, 3), n=7)
-    assert time.perf_counter() - start < 1.0
+    assert budget.cuts() > before                         # the bound stopped the tidying
     raw = red.gamma_dot.xreplace({sd.symbols.gamma: sp.Rational(1, 3), n: 7})
     for point in ({sd.symbols.beta: 1.5, t: 0.5, sd.symbols.r: 2.0},
                   {sd.symbols.beta: 0.1, t: 3.0, sd.symbols.r: 0.5}):
@@ -332,27 +333,26 @@ def test_at_is_bounded_and_exact(monkeypatch):
 
 
 def test_at_waits_for_simplify_only_within_the_bound(monkeypatch):
-    # simplify made slow (one call of 1 s): .at answers within the bound; the
-    # control without the bound waits for it.
+    # simplify made slow (one call of 1 s): .at answers within the bound, the
+    # slow call cut short; the control without the bound waits for it to end.
     from symdyn.reduced import equiangular
-    slow = {"left": 1}
+    slow = {"left": 1, "ended": 0}
 
     def simplify(e):
         if slow["left"]:
             slow["left"] -= 1
             time.sleep(1.0)
+            slow["ended"] += 1
         return e
     monkeypatch.setattr(equiangular.sp, "simplify", simplify)
     monkeypatch.setitem(budget.SECONDS, "tidy", 0.1)
     red = sd.reduce("post-ln")
-    start = time.perf_counter()
     assert red.at(n=5).gamma_dot == red.gamma_dot.xreplace({n: 5})
-    assert time.perf_counter() - start < 0.6
+    assert slow == {"left": 0, "ended": 0}
     slow["left"] = 1
     monkeypatch.setitem(budget.SECONDS, "tidy", None)
-    start = time.perf_counter()
     red.at(n=5)
-    assert time.perf_counter() - start >= 1.0
+    assert slow == {"left": 0, "ended": 1}
 
 
 def test_large_exact_beta_without_the_late_substitution_is_slow(monkeypatch):
@@ -366,10 +366,13 @@ def test_large_exact_beta_without_the_late_substitution_is_slow(monkeypatch):
         sd.reduce("post-ln", beta=1001)
 
 
+def _nap(seconds):
+    time.sleep(seconds)
+    return "woke"
+
+
 def test_within_stops_work_and_keeps_the_outer_deadline(monkeypatch):
-    start = time.perf_counter()
-    assert budget.within(time.sleep, 5, otherwise="late", seconds=0.1) == "late"
-    assert time.perf_counter() - start < 1.0
+    assert budget.within(_nap, 5, otherwise="late", seconds=0.1) == "late"
     assert budget.within(lambda: "done", otherwise="late", seconds=0.1) == "done"
     # inside a derivation's budget: the inner bound answers, the outer holds
     monkeypatch.setitem(budget.SECONDS, "derivation", 0.5)
@@ -377,10 +380,9 @@ def test_within_stops_work_and_keeps_the_outer_deadline(monkeypatch):
             budget.time_limit("outer"):
         assert budget.within(time.sleep, 5, otherwise="late", seconds=0.1) == "late"
         time.sleep(5)
-    # control: without within, the sleep runs its course
-    start = time.perf_counter()
-    time.sleep(0.3)
-    assert time.perf_counter() - start >= 0.3
+    # control: without a bound, within lets the nap run its course
+    monkeypatch.setitem(budget.SECONDS, "tidy", None)
+    assert budget.within(_nap, 0.3, otherwise="late") == "woke"
 
 
 # --------------------------------------------------------------------------
@@ -590,10 +592,10 @@ def test_messages_name_symbols_of_the_model():
                                   "sinh(1e-320) + t", "1e-320 + t"])
 def test_constants_beyond_float_range_are_refused(text):
     # exp(10**8) took sympy 70 s to derive with and is inf in numpy
-    start = time.monotonic()
+    start = time.process_time()
     with pytest.raises(ValueError, match="outside floats' range"):
         sd.custom_scheme("x", speed=text)
-    assert time.monotonic() - start < 5
+    assert time.process_time() - start < 5
 
 
 def test_control_constants_within_float_range_pass():
