@@ -100,6 +100,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/simulate.py
 	$(BIN)/python benchmarks/sweep.py
 	$(BIN)/python benchmarks/long_horizon.py
+	$(BIN)/python benchmarks/notebooks.py
 
 clean:
 	rm -rf $(VENV) report .pytest_cache .hypothesis docs/_build docs/_static/mathjax \
