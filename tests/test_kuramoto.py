@@ -109,7 +109,7 @@ def test_the_left_side_increases():
 def test_exported_and_refuses_bad_arguments():
     assert sd.kuramoto_order is kuramoto_order
     assert sd.critical_kappa(0.0, 3) == 3.0       # the threshold it switches on
-    for bad in (0.0, -1.0, float("nan"), float("inf"), "4", [1.0, -2.0]):
+    for bad in (0.0, -1.0, float("nan"), -float("inf"), "4", [1.0, -2.0]):   # +inf: no noise
         with pytest.raises(ValueError, match="kappa"):
             kuramoto_order(bad, 2)
     for bad in (1, 2.0, True, None):

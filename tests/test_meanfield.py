@@ -243,6 +243,82 @@ def test_zonal_bad_input(kwargs, word):
         mean_field_zonal(**args)
 
 
+# --- inputs answered wrongly before (issue 34, item 5) -----------------------------------
+
+
+def test_sampled_angles_are_refused_not_read_as_moments():
+    theta = np.random.default_rng(0).uniform(-np.pi, np.pi, 100)
+    with pytest.raises(ValueError, match=r"^mu0: \|c_1\| = .* exceeds c_0 .* not sampled "
+                                         r"angles"):
+        mean_field(1.0, [0.0], theta, modes=128)
+    # control: their moments, smoothed (a Gaussian of width 0.3), are a density;
+    # the solver's start is them exactly (oracle: the sums over the samples)
+    k = np.arange(9)
+    c = np.exp(-1j * np.outer(k, theta)).mean(1) * np.exp(-(0.3 * k) ** 2 / 2)
+    got = mean_field(1.0, [0.0], c, kappa=4.0, modes=16).moments[0, :9]
+    np.testing.assert_allclose(got, c, atol=1e-15)
+
+
+@pytest.mark.parametrize("mu0, match", [
+    (lambda x: np.ones(3), r"one value per angle \(shape \(64,\) for 64 angles\)"),
+    (lambda x: np.ones((x.size, 2)), r"got shape \(64, 2\)"),
+    (lambda x: 1 + 0j * x, "real numbers, got dtype complex128"),
+    (lambda x: x > 1, "real numbers, got dtype bool"),
+    (lambda x: None, "real numbers, got dtype object"),
+    (lambda x: np.full_like(x, np.nan), r"finite on \[0, 2pi\); it is nan at theta = 0 "
+                                        r"\(64 of 64"),
+    (lambda x: np.where(x > 3, np.inf, 1.0), r"it is inf at theta = 3.043 \(33 of 64"),
+])
+def test_a_density_function_s_bad_values_are_one_clear_error(mu0, match):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no "All-NaN slice" before the error
+        with pytest.raises(ValueError, match="^mu0: .*" + match):
+            mean_field(1.0, [0.0], mu0, modes=16)
+
+
+def test_control_a_constant_or_a_density_function_is_read():
+    # a number is the uniform law; 1 + cos is (1 + cos)/(2 pi): c_1 = 1/2 (closed form)
+    assert mean_field(1.0, [0.0], lambda x: 2.0, modes=16).order[0] == 0
+    assert mean_field(1.0, [0.0], lambda x: 1 + np.cos(x), modes=16).order[0] == \
+        pytest.approx(0.5, abs=1e-15)
+
+
+def test_kappa_inf_is_no_noise_everywhere():
+    import symdyn as sd
+
+    inf = float("inf")
+    for f in (lambda k: mean_field(1.0, [0.0, 1.0], [1, 0.1], kappa=k, modes=32).moments,
+              lambda k: mean_field_zonal(1.0, [0.0, 1.0], [1, 0.1], d=3, kappa=k,
+                                         modes=8).moments,
+              lambda k: growth_rate([1, 2], 1.5, k, d=3),
+              lambda k: mean_field_rates([1, 2], 1.5, k)):
+        np.testing.assert_array_equal(f(inf), f(None))
+        assert np.abs(f(1e3) - f(None)).max() > 1e-4              # control: noise shows
+    X0 = sd.init.sphere(4, 3, seed=0)
+    for step in (None, 0.1):
+        ref = sd.simulate("post-ln", X0, 1.0, [1.0], step=step).gamma
+        np.testing.assert_array_equal(
+            sd.simulate("post-ln", X0, 1.0, [1.0], step=step, kappa=np.inf, seed=1).gamma, ref)
+    noisy = sd.simulate("post-ln", X0, 1.0, [1.0], step=0.1, kappa=2.0, seed=1).gamma
+    assert abs(noisy - ref).max() > 1e-3                            # control
+    # the order parameter's limit: r = 1 - (d-1)/(2 kappa) + O(kappa^-2) -> 1
+    assert sd.kuramoto_order([inf, 1e4], 3).tolist() == [1.0, pytest.approx(1 - 1e-4, abs=1e-7)]
+
+
+@pytest.mark.parametrize("kappa", [-np.inf, np.nan, 0.0, "inf", True])
+def test_control_kappa_that_is_no_level_is_still_refused(kappa):
+    import symdyn as sd
+
+    for f in (lambda: mean_field(1.0, [1.0], [1, 0.1], kappa=kappa, modes=8),
+              lambda: mean_field_rates(1, 1.0, kappa),
+              lambda: sd.simulate("post-ln", sd.init.sphere(4, 3, seed=0), 1.0, [1.0],
+                                  step=0.1, kappa=kappa)):
+        with pytest.raises(ValueError, match=r"^kappa must be a number > 0, or None or inf"):
+            f()
+
+
 if __name__ == "__main__":                 # the 20-seed check of the noisy particle test
     print(f"bound {BOUND}; control must exceed {1.5 * BOUND}")
     for att in ATTENTIONS:

@@ -105,11 +105,13 @@ def check_attention(attention) -> str:
     return attention
 
 
-def finite_array(value, name, low=None, low_open=False):
-    """``value`` as a float array, finite and ``>= low`` (``> low`` if ``low_open``)."""
+def finite_array(value, name, low=None, low_open=False, *, inf=False):
+    """``value`` as a float array, finite and ``>= low`` (``> low`` if ``low_open``);
+    ``inf=True``: ``+inf`` entries pass too."""
     arr = _numbers(value, name)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {shown(value)}")
+    if not np.all(np.isfinite(arr) | (inf & (arr == np.inf))):
+        raise ValueError(f"{name} must be finite{' or +inf' if inf else ''}, "
+                         f"got {shown(value)}")
     if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
         rng = f"> {low}" if low_open else f">= {low}"
         raise ValueError(f"{name} must be {rng}, got {shown(value)}")
@@ -138,6 +140,19 @@ def number(value, name, low=None, high=None, *, low_open=False, high_open=False)
                     f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
         raise ValueError(f"{name} must be a finite number {span}, got {shown(value)}")
     return float(x)
+
+
+def inverse_noise(kappa, name: str = "kappa"):
+    """The inverse noise level: ``None`` (no noise) for ``None`` or ``+inf``
+    (``dX = v dt + sqrt(2/kappa) dW``: kappa = inf is the noiseless flow),
+    else a finite number > 0 (a ``ValueError`` naming ``name`` otherwise)."""
+    if kappa is None or (_real(kappa) and float(kappa) == np.inf):
+        return None
+    try:
+        return number(kappa, name, 0, low_open=True)
+    except ValueError:
+        raise ValueError(f"{name} must be a number > 0, or None or inf (no noise), "
+                         f"got {shown(kappa)}") from None
 
 
 def real_array(value, name) -> np.ndarray:

@@ -36,7 +36,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ive
 
-from symdyn.base.checks import check_attention, integer, number, output_times, shown, tolerance
+from symdyn.base.checks import (
+    check_attention,
+    integer,
+    inverse_noise,
+    number,
+    output_times,
+    shown,
+    tolerance,
+)
 
 
 @dataclass(frozen=True)
@@ -139,10 +147,7 @@ def _initial(mu0, modes):
     n = 4 * modes
     grid = 2 * np.pi * np.arange(n) / n
     if callable(mu0):
-        vals = np.broadcast_to(np.asarray(mu0(grid), dtype=float), grid.shape)
-        if not np.all(np.isfinite(vals)) or np.any(vals < 0):
-            raise ValueError("mu0: a density must be finite and >= 0 on [0, 2pi); "
-                             f"min {np.nanmin(vals):.3g} on the grid of {n} points")
+        vals = _density_values(mu0, grid)
         mass = vals.mean() * 2 * np.pi
         if not mass > 0:
             raise ValueError("mu0: the density has zero mass; it cannot be normalized")
@@ -155,15 +160,47 @@ def _initial(mu0, modes):
                          "Fourier moments c_0..c_K (c_k = int e^(-ik theta) dmu), "
                          f"got {shown(mu0)}")
     if c.size > modes + 1:
-        raise ValueError(f"mu0: {c.size - 1} moments, more than modes = {modes}")
+        raise ValueError(f"mu0: {c.size - 1} moments, more than modes = {modes}{_SAMPLES}")
     if not (abs(c[0].imag) < 1e-12 and c[0].real > 0):
-        raise ValueError(f"mu0: c_0 (the mass) must be real and > 0, got {c[0]!r}")
+        raise ValueError(f"mu0: c_0 (the mass) must be real and > 0, got {c[0]!r}{_SAMPLES}")
+    big = np.abs(c) > c[0].real * (1 + 1e-12)
+    if big.any():                    # |int e^{-ik theta} dmu| <= int dmu for every measure
+        k = int(np.argmax(big))
+        raise ValueError(f"mu0: |c_{k}| = {abs(c[k]):.3g} exceeds c_0 = {c[0].real:.3g}, "
+                         f"so these are not the moments of a measure{_SAMPLES}")
     out = np.zeros(modes + 1, complex)
     out[:c.size] = c / c[0].real
     rho = np.fft.irfft(out * (n / (2 * np.pi)), n)
     if rho.min() < -1e-9 * max(1.0, rho.max()):
-        raise ValueError(f"mu0: these moments are not a density (min {rho.min():.3g} < 0)")
+        raise ValueError(f"mu0: these moments are not a density (min {rho.min():.3g} < 0)"
+                         f"{_SAMPLES}")
     return out
+
+
+#: What the moments' errors add: an array of angles is not read as samples.
+_SAMPLES = ("; mu0 takes moments c_0..c_K, not sampled angles (smooth their moments "
+            "mean(exp(-1j*k*theta)) first)")
+
+
+def _density_values(mu0, grid):
+    """``mu0(grid)``: real, finite and >= 0, one value per angle (or one number)."""
+    raw = np.asarray(mu0(grid))
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"mu0: a density function must return real numbers, got "
+                         f"dtype {raw.dtype} ({shown(raw)})")
+    if raw.shape not in ((), grid.shape):
+        raise ValueError(f"mu0: a density function must return one value per angle (shape "
+                         f"{grid.shape} for {grid.size} angles) or one number, got shape "
+                         f"{raw.shape}")
+    vals = np.broadcast_to(raw.astype(float), grid.shape)
+    bad = ~np.isfinite(vals)
+    if bad.any():
+        raise ValueError(f"mu0: a density must be finite on [0, 2pi); it is {vals[bad][0]} "
+                         f"at theta = {grid[bad][0]:.4g} ({bad.sum()} of {grid.size} points)")
+    if np.any(vals < 0):
+        raise ValueError("mu0: a density must be >= 0 on [0, 2pi); "
+                         f"min {vals.min():.3g} on the grid of {grid.size} points")
+    return vals
 
 
 def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-10):
@@ -173,12 +210,12 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     < 0 or no mass: ValueError), or a 1-D array of moments ``c_0..c_K``
     (``c_0`` > 0 normalizes; their truncated density must be >= 0). Samples
     are not accepted: an empirical measure has no density (use its moments
-    after smoothing, or the particles). ``kappa=None``: no noise. ``tol``:
+    after smoothing, or the particles). ``kappa=None`` or ``inf``: no noise. ``tol``:
     absolute error per step on the moments. Returns a :class:`MeanField`.
     """
     b = number(beta, "beta", low=0)
     attention = check_attention(attention)
-    kap = None if kappa is None else number(kappa, "kappa", low=0, low_open=True)
+    kap = inverse_noise(kappa)
     m = integer(modes, "modes", 1)
     tol = tolerance(tol, "tol")
     if attention == "unnormalized" and b > 700:

@@ -81,14 +81,16 @@ def kuramoto_order(kappa, d):
     ``r = I_{d/2}(kappa r) / I_{d/2-1}(kappa r)``, 0 for ``kappa <= d`` (the
     uniform law), positive above (module docstring: the derivation).
 
-    ``kappa``: the inverse noise level, a finite number > 0 or an array of them
-    (the result has its shape); ``d >= 2`` an integer. Relative accuracy near
+    ``kappa``: the inverse noise level, a number > 0 or an array of them (the
+    result has its shape; ``inf``, no noise: ``r = 1``, the limit of
+    ``1 - (d-1)/(2 kappa)``); ``d >= 2`` an integer. Relative accuracy near
     machine precision, also close to the threshold where ``r`` is small.
 
     >>> round(kuramoto_order(3.0, 2), 6), kuramoto_order([1.0, 6.0], 3).round(4).tolist()
     (0.724159, [0.0, 0.7889])
     """
-    k = finite_array(kappa, "kappa", low=0, low_open=True)
+    k = finite_array(kappa, "kappa", low=0, low_open=True, inf=True)
     dd = integer(d, "d", 2)
-    out = np.array([_one(float(x), dd) for x in k.ravel()]).reshape(k.shape)
+    out = np.array([1.0 if x == np.inf else _one(float(x), dd)
+                    for x in k.ravel()]).reshape(k.shape)
     return float(out) if out.ndim == 0 else out

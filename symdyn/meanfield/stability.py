@@ -48,7 +48,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symdyn.base.checks import check_attention, integer, number
+from symdyn.base.checks import check_attention, integer, inverse_noise, number
 
 K, D = sp.symbols("k d", positive=True, integer=True)
 B, KAPPA = sp.symbols("beta kappa", positive=True)
@@ -137,7 +137,7 @@ def _check(beta_, d_, attention, kappa_=None):
     b = number(beta_, "beta", low=0)
     dd = integer(d_, "d", 2)
     check_attention(attention)
-    kap = None if kappa_ is None else number(kappa_, "kappa", low=0, low_open=True)
+    kap = inverse_noise(kappa_)
     return b, dd, kap
 
 
@@ -165,9 +165,9 @@ def critical_kappa(beta, d, attention="softmax", symbolic=False):
 
 def growth_rate(k, beta, kappa=None, d=2, attention="softmax", symbolic=False):
     """lambda_k: the linear growth rate of degree-k harmonics about the uniform
-    law on S^{d-1}, ``k(k+d-2) (phi'(a_0) a_k/beta - 1/kappa)`` (``kappa=None``:
-    no noise). ``k``: an integer >= 0 or an array of them (k = 0 is the mass,
-    rate 0). ``symbolic=True``: the sympy expression in k (or at k if given;
+    law on S^{d-1}, ``k(k+d-2) (phi'(a_0) a_k/beta - 1/kappa)`` (``kappa=None``
+    or ``inf``: no noise). ``k``: an integer >= 0 or an array of them (k = 0 is
+    the mass, rate 0). ``symbolic=True``: the sympy expression in k (or at k if given;
     beta = 0 with a symbolic k keeps beta, the limit needs a number k).
 
     >>> round(growth_rate(1, 0.0, 4.0, d=2), 12)     # noisy Kuramoto: 1/2 - 1/kappa

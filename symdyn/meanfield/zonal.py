@@ -31,7 +31,15 @@ import numpy as np
 import sympy as sp
 from scipy.special import eval_gegenbauer, gammaln, roots_jacobi
 
-from symdyn.base.checks import check_attention, integer, number, output_times, shown, tolerance
+from symdyn.base.checks import (
+    check_attention,
+    integer,
+    inverse_noise,
+    number,
+    output_times,
+    shown,
+    tolerance,
+)
 
 from .circle import _Stepper
 from .stability import B, D, K, kernel_eigenvalue, laplacian_eigenvalue
@@ -102,13 +110,13 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     """Solve the mean-field equation on S^{d-1} (d >= 3) for a zonal law.
 
     ``mu0``: the moments ``m_0..m_K`` (``m_0 > 0`` normalizes; the density
-    they give must be >= 0 at the quadrature nodes). ``beta > 0``. Returns a
-    :class:`ZonalMeanField`.
+    they give must be >= 0 at the quadrature nodes). ``beta > 0``;
+    ``kappa=None`` or ``inf``: no noise. Returns a :class:`ZonalMeanField`.
     """
     b = number(beta, "beta", low=0, low_open=True)
     dd = integer(d, "d", 3)
     attention = check_attention(attention)
-    kap = None if kappa is None else number(kappa, "kappa", low=0, low_open=True)
+    kap = inverse_noise(kappa)
     mm = integer(modes, "modes", 1)
     tol = tolerance(tol, "tol")
     if attention == "unnormalized" and b > 700:

@@ -15,6 +15,8 @@ from ..base.checks import (
     RTOL_FLOOR,
     check_attention,
     has_bool,
+    integer,
+    inverse_noise,
     memory,
     number,
     real_array,
@@ -191,6 +193,9 @@ def options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clo
             raise ValueError("merge: under mask='causal' coincident tokens attend to "
                              "different tokens, so merging them is not exact; use merge=0")
         merge = 0.0
+    if kappa is not None and inverse_noise(kappa) is None:      # kappa = inf: no noise
+        integer(seed, "seed", 0, optional=True)
+        kappa = seed = None
     kappa, seed = noise.check(kappa, seed, step)
     check_clock(clock, s, step)
     if not isinstance(method, str) or method not in ("auto", "dop853"):

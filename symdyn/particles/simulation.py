@@ -206,7 +206,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         :math:`\\theta \\leftarrow N(\\theta + \\sqrt{2h/\\kappa}\\,\\xi)` on the
         directions (norms kept), the Euler-Maruyama step of
         :math:`d\\theta = \\dots dt + \\sqrt{2/\\kappa}\\, dW` on the sphere
-        (:mod:`symdyn.particles.noise`). ``None``: deterministic.
+        (:mod:`symdyn.particles.noise`). ``None`` or ``inf`` (no noise):
+        deterministic (``seed`` is then unused).
     seed : int, optional
         Seed of the noise (with ``kappa``): the same seed gives the same run;
         batch members draw independent streams (``SeedSequence(seed).spawn``).
