@@ -87,7 +87,7 @@ def test_ln_scaling_laws():
 
 
 def test_parameters_are_checked():
-    with pytest.raises(ValueError, match=r"layers must be a finite number >= 1"):
+    with pytest.raises(ValueError, match=r"layers must be an integer >= 1"):
         sd.scheme("deepnorm", layers=0)
     with pytest.raises(ValueError, match=r"takes no parameter\(s\) \['alpha'\]"):
         sd.scheme("deepnorm", alpha=2)
@@ -101,3 +101,57 @@ def test_derivation_shows_the_temperature_law_when_there_is_one():
     rows = dict(sd.derive("ln-scaling").rows())
     assert rows["temperature tau (attention at beta*tau)"] == "1/(t + 1)"
     assert not any(k.startswith("temperature") for k, _ in sd.derive("pre-ln").rows())
+
+
+def test_deepnorm_layers_may_stay_a_symbol():
+    N = sp.Symbol("N", positive=True, integer=True)
+    s = sd.scheme("deepnorm", layers="N")
+    assert s.symbols == (N,) and s.defaults == {"N": 12.0}
+    assert sp.simplify(s.speed - (2 * N) ** sp.Rational(1, 4)) == 0
+    # oracle: DeepNorm is Post-LN slowed by alpha = (2N)^(1/4), in every derived formula
+    d, post = sd.derive(s), sd.derive("post-ln")
+    alpha = (2 * N) ** sp.Rational(1, 4)
+    assert sp.simplify(d.initial_velocity - post.initial_velocity / alpha) == 0
+    assert d.terminal.law == "exponential"
+    assert sp.simplify(d.terminal.rate - post.terminal.rate / alpha) == 0
+    # second path: the symbol at 48 is the scheme built at 48
+    assert sp.simplify(d.initial_velocity.subs(N, 48)
+                       - sd.derive(sd.scheme("deepnorm", layers=48)).initial_velocity) == 0
+    assert dict(s.bind(N=48).params) == {"layers": 48}
+    # runs: N is a free parameter, a batch axis, integer-checked
+    t = [1.0, 3.0]
+    tr = sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=t, params={"N": [6, 1000]})
+    for row, layers in zip(tr.gamma, (6, 1000), strict=True):
+        one = sd.solve(sd.scheme("deepnorm", layers=layers), n=8, beta=1.0, gamma0=0.0, t=t)
+        assert np.allclose(row, one.gamma, rtol=1e-9, atol=0)
+    assert not np.allclose(tr.gamma[0], tr.gamma[1])          # control: N matters
+    with pytest.raises(ValueError, match=r"N must be an integer"):
+        sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=t, params={"N": [6, 2.5]})
+    with pytest.raises(ValueError, match=r"N must be an integer"):
+        s.bind(N=2.5)
+
+
+@pytest.mark.parametrize("bad", [2.5, True, "2.5", "L", "N + 1", 0, "0"])
+def test_deepnorm_layers_are_an_integer_or_the_symbol(bad):
+    with pytest.raises(ValueError, match=r"^layers.*integer >= 1"):
+        sd.scheme("deepnorm", layers=bad)
+
+
+def test_deepnorm_layers_as_text_and_integral_floats():
+    # control of the refusals above: what is an integer is accepted, text by the safe parser
+    assert dict(sd.scheme("deepnorm", layers="48").params) == {"layers": 48}
+    assert dict(sd.scheme("deepnorm", layers=12.0).params) == {"layers": 12}
+
+
+def test_mix_ln_switch_may_stay_a_symbol():
+    s = sd.scheme("mix-ln", t_switch="t_switch")
+    assert s.defaults == {"t_switch": 1.0}
+    assert sp.simplify(sd.initial_velocity(s) - sd.initial_velocity("post-ln")) == 0
+    assert sd.terminal(s).law == sd.terminal("pre-ln").law == "polynomial"
+    with pytest.raises(ValueError, match=r"^t_switch: the switch time .* is a symbol"):
+        sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=[1.0])
+    bound = s.bind(t_switch=0.5)                  # what simulate runs
+    assert dict(bound.params) == {"t_switch": sp.Rational(1, 2)}
+    tr = sd.solve(bound, n=8, beta=1.0, gamma0=0.0, t=[0.25, 2.0])
+    one = sd.solve(sd.scheme("mix-ln", t_switch=0.5), n=8, beta=1.0, gamma0=0.0, t=[0.25, 2.0])
+    assert np.allclose(tr.gamma, one.gamma, rtol=1e-12)

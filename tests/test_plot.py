@@ -9,6 +9,8 @@ import pytest
 import symdyn as sd
 from symdyn.output.plot import save, style, trajectory
 
+plt = pytest.importorskip("matplotlib.pyplot")
+
 matplotlib.use("Agg", force=True)      # the test process only: no display here
 
 
@@ -121,4 +123,48 @@ def test_a_law_parameter_of_any_entry_is_shown_as_math(monkeypatch):
     assert style("damped") == {"color": "#123456", "linestyle": "-", "label": "Damped"}
     schedule = style(sd.scheme("damped", kappa="1 + t"))
     assert schedule["label"] == r"Damped, $\kappa_t = t + 1$"
-    assert schedule["color"] != "#123456"               # a schedule is not the default
+    assert schedule["color"] == "#123456"               # keyed by the registry name
+    assert schedule["linestyle"] != "-"                 # a schedule is not the default
+
+
+
+def test_styles_are_keyed_by_registry_name_and_legends_name_the_parameters():
+    from symdyn.model.registry import entry
+
+    green = entry("deepnorm").style
+    st = style(sd.scheme("deepnorm", layers=100))
+    assert st["color"] == green.color and st["label"] == "DeepNorm ($N = 100$)"
+    assert st["linestyle"] != green.dash                      # a variant, not the default
+    assert style(sd.scheme("deepnorm", layers=12)) == style("deepnorm")   # the default
+    # control: a custom scheme with DeepNorm's laws is not DeepNorm
+    assert style(sd.custom_scheme("deepnorm-like", speed="2"))["color"] != green.color
+    schemes = [sd.scheme("deepnorm", layers=6), sd.scheme("deepnorm", layers=1000),
+               sd.scheme("mix-ln", t_switch=0.5), sd.scheme("mix-ln", t_switch=5)]
+    fig = sd.plot.compare(schemes, n=8, t=np.geomspace(1e-3, 100, 60))
+    texts = [x.get_text() for x in fig.legends[0].get_texts()]
+    assert texts == ["DeepNorm ($N = 6$)", "DeepNorm ($N = 1000$)",
+                     r"Mix-LN ($t_{\mathrm{switch}} = 0.5$)",
+                     r"Mix-LN ($t_{\mathrm{switch}} = 5$)"]
+    looks = {(style(s)["linestyle"], style(s, marker=True)["marker"]) for s in schemes}
+    assert len(looks) == 4                                    # four lines, four looks
+    plt.close(fig)
+
+
+def test_a_batch_line_says_mean_of_k_runs_and_bands_need_20_runs():
+    few = sd.simulate("post-ln", sd.init.sphere(6, 3, batch=4, seed=0), beta=1.0,
+                      t=[0.0, 1.0, 2.0])
+    ax = sd.plot.simulation(few, scheme="post-ln")
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[0] == "Post-LN, mean of 4 runs"
+    assert len(ax.collections) == 0 and len(ax.get_lines()) == 1 + 4   # each run a line
+    plt.close(ax.figure)
+    many = sd.simulate("post-ln", sd.init.sphere(6, 3, batch=20, seed=0), beta=1.0,
+                       t=[0.0, 1.0, 2.0])
+    ax = sd.plot.simulation(many, scheme="post-ln")
+    # control: at 20 runs the band is drawn, and its 5% and 95% quantiles are those of the runs
+    assert len(ax.collections) == 1 and len(ax.get_lines()) == 1
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    g = np.asarray(many.gamma)
+    assert np.isclose(band.min(), np.quantile(g, 0.05, axis=0).min())
+    assert ax.get_lines()[0].get_label() == "Post-LN, mean of 20 runs"
+    plt.close(ax.figure)

@@ -30,9 +30,14 @@ class Style:
 class Parameter:
     """A parameter of a built-in scheme: ``sd.scheme(name, **{name: value})``.
 
-    ``kind`` is ``"number"`` (checked to lie in ``[low, high]``), ``"law"``
-    (text in ``t`` for the entry's parser) or ``"free"`` (a dict of free
-    parameters with defaults, see :func:`symdyn.model.parameters.free_parameters`).
+    ``kind`` is ``"number"`` (checked to lie in ``[low, high]``, and to be
+    an integer with ``integer``), ``"law"`` (text in ``t`` for the entry's
+    parser) or ``"free"`` (a dict of free parameters with defaults, see
+    :func:`symdyn.model.parameters.free_parameters`). A number with a
+    ``symbol`` (DeepNorm's ``N``) may also be that symbol, as text
+    (``layers="N"``): it then stays a sympy symbol in every derivation, a free
+    parameter with the default as its value in runs; legends and captions
+    name the number by ``symbol``.
     """
 
     name: str
@@ -41,6 +46,8 @@ class Parameter:
     low: float = -np.inf
     high: float = np.inf
     text: str = ""
+    symbol: str | None = None
+    integer: bool = False
 
 
 @dataclass(frozen=True)

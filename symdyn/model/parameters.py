@@ -24,6 +24,7 @@ import scipy.special
 import sympy as sp
 
 from ..base.checks import shown
+from .expressions import parse
 from .guards import CONSTANTS, FUNCTIONS, law_text, number, python_names, substitute
 from .symbols import ALL_SYMBOLS
 
@@ -102,16 +103,68 @@ def check_used(free, laws: dict) -> None:
                              f"({', '.join(f'{k} = {v}' for k, v in laws.items())})")
 
 
-def number_in_range(value, argument: str, low=0, high=sp.oo) -> sp.Expr:
-    """``value`` as an exact sympy number in ``[low, high]``, or a ValueError
-    naming ``argument`` and the range (text is refused: numbers only)."""
+def number_in_range(value, argument: str, low=0, high=sp.oo, integer: bool = False) -> sp.Expr:
+    """``value`` as an exact sympy number in ``[low, high]`` (an integer with
+    ``integer``), or a ValueError naming ``argument`` and the range (text is
+    refused: numbers only)."""
     try:
         x = number(value, argument) if not isinstance(value, str) else None
     except ValueError as exc:
         if "exceeds the limit" in str(exc):     # 1e300: the digit limit says why
             raise
         x = None
-    if x is None or not x.is_number or not (x >= low) or not (x <= high):
+    if x is None or not x.is_number or not (x >= low) or not (x <= high) \
+            or (integer and not x.is_integer):
+        what = "an integer" if integer else "a finite number"
         allowed = f">= {low}" if high == sp.oo else f"in [{low}, {high}]"
-        raise ValueError(f"{argument} must be a finite number {allowed}, got {shown(value)}")
+        raise ValueError(f"{argument} must be {what} {allowed}, got {shown(value)}")
     return x
+
+
+def parameter_symbol(p) -> sp.Symbol | None:
+    """The sympy symbol an entry's number parameter ``p`` may be (``Parameter.symbol``):
+    positive (a range starting at 0 means a switch that may vanish: the
+    symbol stands for a positive one), integer where ``p.integer``."""
+    if p.symbol is None:
+        return None
+    return sp.Symbol(p.symbol, positive=True, integer=True if p.integer else None)
+
+
+def entry_number(p, value) -> tuple[sp.Expr, tuple]:
+    """An entry's number parameter ``p`` from ``value``: ``(number, ())`` for a
+    number or the text of one (read by the safe parser), checked in range
+    (and integer); ``(symbol, ((symbol, default),))`` for the text of its
+    symbol (``layers="N"``): a free parameter with the entry's default."""
+    sym = parameter_symbol(p)
+    if isinstance(value, str):
+        allowed = {} if sym is None else {sym.name: sym}
+        what = "an integer" if p.integer else "a number"
+        choices = f"{what} >= {p.low}" + (f" or the symbol {sym.name}" if sym else "")
+        try:
+            expr = parse(value, p.name, allowed)
+        except ValueError as exc:
+            raise ValueError(f"{p.name}: expected {choices}, got {shown(value)} ({exc})") from None
+        if expr.free_symbols:
+            if expr != sym:
+                raise ValueError(f"{p.name}: expected {choices}, got {shown(value)} "
+                                 f"(the symbol alone, not an expression in it)")
+            return sym, ((sym, number_in_range(p.default, p.name, p.low, p.high, p.integer)),)
+        try:
+            return number_in_range(expr, p.name, p.low, p.high, p.integer), ()
+        except ValueError as exc:
+            raise ValueError(f"{exc} ({shown(value)})") from None
+    return number_in_range(value, p.name, p.low, p.high, p.integer), ()
+
+
+def check_free_values(sym: sp.Symbol, values, argument: str) -> None:
+    """Values given to a free parameter (a number or a batch array) that the
+    symbol's assumptions allow: integers for an integer symbol (DeepNorm's
+    ``N``), positive numbers for a positive one."""
+    v = np.asarray(values, dtype=float)
+    if sym.is_integer and not np.all(v == np.round(v)):
+        bad = v.ravel()[np.flatnonzero(v.ravel() != np.round(v.ravel()))[0]]
+        raise ValueError(f"{argument} must be an integer >= 1 (the symbol {sym.name} is), "
+                         f"got {bad:g}")
+    if sym.is_positive and not np.all(v > 0):
+        bad = v.ravel()[np.flatnonzero(~(v.ravel() > 0))[0]]
+        raise ValueError(f"{argument} must be > 0 (the symbol {sym.name} is), got {bad:g}")

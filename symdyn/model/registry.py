@@ -21,10 +21,11 @@ import sympy as sp
 
 from ..base.checks import shown
 from . import schemes as _entries
-from .expressions import ExprLike, parse
+from .expressions import ExprLike, number, parse
 from .parameters import (  # noqa: F401 (re-exported)
     at_defaults,
     check_used,
+    entry_number,
     free_parameters,
     number_in_range,
     run_parameters,
@@ -115,7 +116,9 @@ def scheme(name: SchemeLike, **params) -> Scheme:
         (``sd.model.registry.entry(name).parameters``: names, defaults and
         ranges), e.g. nGPT's ``alpha`` (expression in ``t``, default ``"1"``)
         with ``params``, a dict of free parameters of ``alpha`` with their
-        defaults (see :func:`custom_scheme`); Mix-LN's ``t_switch``.
+        defaults (see :func:`custom_scheme`); Mix-LN's ``t_switch``;
+        DeepNorm's ``layers`` (an integer, or ``"N"``: a symbol in the
+        derivations and a free parameter ``N`` of runs, default 12).
 
     Examples
     --------
@@ -124,17 +127,22 @@ def scheme(name: SchemeLike, **params) -> Scheme:
     A_norm/(t + 1)
     >>> sd.scheme("ngpt", alpha="a0 + a1*t", params={"a0": 1, "a1": 0.5}).speed
     A_norm/(a0 + a1*t)
+    >>> sd.scheme("mix-ln", t_switch="t_switch").speed          # a symbol in the laws
+    Piecewise((1, t < t_switch), (r, True))
     """
     if isinstance(name, Scheme):
         if params:
             raise ValueError("params: cannot re-parametrize a Scheme object")
         return name
     e = entry(name)
-    return replace(e.build(**_checked(e, params)), style=e.style, citation=e.citation)
+    values, free = _checked(e, params)
+    built = e.build(**values)
+    return replace(built, style=e.style, citation=e.citation, free=built.free + free)
 
 
-def _checked(e: Entry, given: dict) -> dict:
-    """The entry's parameters: ``given`` checked against their declaration, defaults filled."""
+def _checked(e: Entry, given: dict) -> tuple[dict, tuple]:
+    """The entry's parameters: ``given`` checked against their declaration,
+    defaults filled; and the free parameters of those given as their symbol."""
     declared = {p.name: p for p in e.parameters}
     if "params" in given and "params" not in declared:
         if given["params"]:
@@ -146,11 +154,45 @@ def _checked(e: Entry, given: dict) -> dict:
         takes = ", ".join(declared) or "none"
         raise ValueError(f"params: scheme {shown(e.name)} takes no parameter(s) {unknown} "
                          f"(its parameters: {takes})")
-    out = {}
+    out, free = {}, ()
     for p in e.parameters:
         v = given.get(p.name, p.default)
-        out[p.name] = number_in_range(v, p.name, p.low, p.high) if p.kind == "number" else v
-    return out
+        if p.kind == "number":
+            v, symbolic = entry_number(p, v)
+            free += symbolic
+        out[p.name] = v
+    return out, free
+
+
+def parameter_values(s, every: bool = False) -> list[tuple[Parameter, sp.Expr]]:
+    """A built-in scheme's number parameters (its entry's) with their values
+    in ``s``: those away from the entry's defaults, or ``every`` one; none
+    for a custom scheme. A parameter left as its symbol (``layers="N"``) has
+    the symbol as its value.
+
+    >>> [(p.symbol, v) for p, v in parameter_values(scheme("mix-ln", t_switch=5))]
+    [('t_switch', 5)]
+    """
+    if not isinstance(s, Scheme) or s.name not in _REGISTRY:
+        return []
+    values = dict(s.params)
+    return [(p, values[p.name]) for p in _REGISTRY[s.name].parameters
+            if p.kind == "number" and p.name in values
+            and (every or values[p.name] != number_in_range(p.default, p.name, p.low, p.high))]
+
+
+def parameter_text(p: Parameter, value, fmt: str = "text") -> str:
+    """``N = 6`` (``fmt="text"``) or ``N = 6`` in LaTeX math, no ``$`` (``"latex"``):
+    a parameter by its symbol (its name if it declares none); a symbolic
+    value is the symbol alone."""
+    name = p.symbol or p.name
+    head, _, sub = name.partition("_")
+    tex = f"{head}_{{\\mathrm{{{sub}}}}}" if len(sub) > 1 else sp.latex(sp.Symbol(name))
+    if isinstance(value, sp.Basic) and not value.is_number:
+        return tex if fmt == "latex" else name
+    v = value if isinstance(value, sp.Basic) else number(value, p.name)
+    shown_ = str(int(v)) if v.is_Integer else f"{float(v):g}"
+    return f"{tex} = {shown_}" if fmt == "latex" else f"{name} = {shown_}"
 
 
 def custom_scheme(name: str, speed: ExprLike, radial: ExprLike | None = None,

@@ -33,6 +33,7 @@ from ..base.checks import shown
 from .display import formula_table, latex
 from .entry import Entry, Parameter, Style  # noqa: F401 (re-exported)
 from .guards import NUMERIC_MODULES, SpeedLawError, lambdify, number, substitute
+from .parameters import check_free_values
 from .symbols import SCHEME_SYMBOLS, t
 
 
@@ -169,6 +170,9 @@ class Scheme:
         if unknown:
             raise ValueError(f"{', '.join(sorted(unknown))}: not a parameter of {self.name} "
                              f"(its parameters: {', '.join(self.defaults)})")
+        for sym, _ in self.free:
+            if sym.name in values:
+                check_free_values(sym, float(number(values[sym.name], sym.name)), sym.name)
         sub = {sym: number(values[sym.name], sym.name) if sym.name in values else v
                for sym, v in self.free}
         names = ", ".join(values) or "params"
@@ -176,8 +180,10 @@ class Scheme:
         check_positive(speed, names)
         temperature = substitute(self.temperature, sub, names)
         check_temperature(temperature, names)
+        held = {v for _, v in self.params if isinstance(v, sp.Symbol)}   # layers=N: N is held
         params = tuple((k, substitute(v, sub, names) if isinstance(v, sp.Basic) else v)
-                       for k, v in self.params) + tuple((sym.name, v) for sym, v in sub.items())
+                       for k, v in self.params) + tuple((sym.name, v) for sym, v in sub.items()
+                                                        if sym not in held)
         return replace(self, speed=speed, radial=substitute(self.radial, sub, names),
                        params=params, free=(), temperature=temperature)
 
@@ -262,6 +268,11 @@ def piecewise_breakpoints(exprs) -> tuple[float, ...]:
                         points.add(float(rel.rhs))
                     elif rel.rhs == t and rel.lhs.is_number:
                         points.add(float(rel.lhs))
+                    elif (rel.lhs == t or rel.rhs == t) and rel.free_symbols - {t}:
+                        names = ", ".join(sorted(map(str, rel.free_symbols - {t})))
+                        raise ValueError(f"{names}: the switch time in {rel} is a symbol; "
+                                         f"give it a number to compute with "
+                                         f"(scheme.bind({names.split(',')[0]}=1.0))")
                     else:
                         raise ValueError(f"scheme: cannot evaluate condition {rel}; "
                                          f"write conditions as t < number")

@@ -28,7 +28,7 @@ from ..base.checks import shown
 from ..model.registry import SchemeLike
 from ..model.registry import schemes as builtin_names
 from .page import figure, finish, legend, save, wrap  # noqa: F401 (part of sd.plot)
-from .style import BASELINE, PAPER, WIDTHS, label, paper_style, style  # noqa: F401
+from .style import BAND_MIN_RUNS, BASELINE, PAPER, WIDTHS, label, paper_style, style  # noqa: F401
 
 
 def _styled(draw):
@@ -237,8 +237,9 @@ def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = N
 
 @_styled
 def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
-    """Mean :math:`\\gamma(t)` and a quantile band over the seeds per scheme,
-    from a :func:`symdyn.output.figures.figure4_data` dict (its ``runs``).
+    """Mean :math:`\\gamma(t)` over the seeds per scheme ("mean of 20 runs") and a
+    quantile band (from 20 runs on; fewer: each run as a thin line), from a
+    :func:`symdyn.output.figures.figure4_data` dict (its ``runs``).
     With ``emphasis`` (a scheme in the data) only that scheme has a band,
     drawn thick on top; the others are thin lines.
 
@@ -248,13 +249,16 @@ def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
     >>> from symdyn.output.figures import figure4_data
     >>> data = figure4_data(d=8, n=4, seeds=3, t_max=2.0, points=5, schemes_=["post-ln"])
     >>> ax = sd.plot.bands(data)
-    >>> len(ax.get_lines()), len(ax.collections)             # the mean, the band
-    (1, 1)
+    >>> len(ax.get_lines()), len(ax.collections)   # the mean, 3 runs (no band), the key
+    (5, 0)
+    >>> ax.get_lines()[-1].get_label()
+    'lines: mean of 3 runs, thin: each run'
     """
     fig, ax = _axes(ax)
     if emphasis is not None and emphasis not in data["curves"]:
         raise ValueError(f"emphasis: expected one of the data's schemes, got {shown(emphasis)}")
     t = data["t"]
+    counts = set()
     for name, c in data["curves"].items():
         st = style(name, marker=True)
         runs = np.asarray(c["runs"])
@@ -262,18 +266,48 @@ def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
         lw = 2.2 if emphasis is not None and main else 1.0 if not main else None
         ax.plot(t, runs.mean(axis=0), **st, lw=lw, zorder=4 if name == emphasis else 2)
         if main:
-            lo, hi = np.quantile(runs, quantiles, axis=0)
-            ax.fill_between(t, lo, hi, color=st["color"],
-                            alpha=0.25 if emphasis is not None else 0.12, linewidth=0)
+            counts.add(len(runs))
+            _spread(ax, t, runs, st["color"], quantiles,
+                    alpha=0.25 if emphasis is not None else 0.12, named=False)
+    if counts:             # one legend entry says what the lines and bands are
+        k = max(counts)
+        spread = ("" if k < 2 else f", band {quantiles[0]:.0%}-{quantiles[1]:.0%}"
+                  if k >= BAND_MIN_RUNS else ", thin: each run")
+        ax.plot([], [], color="none", label=f"lines: mean of {k} runs{spread}"
+                if len(counts) == 1 else f"lines: means{spread}")
     ax.set(xlabel="depth $t$", ylabel=r"$\gamma(t)$")
     return ax
+
+
+def _mean_label(name: str, runs: int) -> str:
+    """A batch's line in a legend: what it is the mean of."""
+    return name if runs < 2 else f"{name}, mean of {runs} runs"
+
+
+def _spread(ax, t, runs, color, quantiles, alpha, named=True):
+    """The spread of ``runs`` (one per row) about their mean: a quantile band
+    from :data:`~symdyn.output.style.BAND_MIN_RUNS` runs on (fewer cannot
+    place a 5% quantile), else every run as a thin line."""
+    if len(runs) < 2:
+        return
+    if len(runs) >= BAND_MIN_RUNS:
+        lo, hi = np.quantile(runs, quantiles, axis=0)
+        ax.fill_between(t, lo, hi, color=color, alpha=alpha, linewidth=0,
+                        label=f"{quantiles[0]:.0%}-{quantiles[1]:.0%} of {len(runs)} runs"
+                        if named else None)
+        return
+    for i, g in enumerate(runs):
+        ax.plot(t, g, color=color, lw=0.5, alpha=0.45, zorder=1,
+                label=f"the {len(runs)} runs" if named and i == 0 else None)
 
 
 @_styled
 def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 0.95),
                params: dict | None = None, width="column"):
     """:math:`\\gamma(t)` of a :class:`~symdyn.particles.simulation.Simulation`: the mean over
-    its batch and, with several members, a quantile band; one legend, and a
+    its batch ("mean of 4 runs") and, with several members, a quantile band
+    from 20 runs on (:data:`~symdyn.output.style.BAND_MIN_RUNS`), each run as
+    a thin line below that; one legend, and a
     title with the scheme, ``n``, the members and ``params`` (``{"d": 64,
     "beta": 1.0, ...}``, what the run was given). Output times are marked
     when there are fewer than 40.
@@ -291,11 +325,9 @@ def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 
     st = style(scheme) if scheme is not None else {"label": "mean"}
     g = np.asarray(sim.gamma, dtype=float).reshape(-1, len(sim.t))
     few = len(sim.t) < 40
-    line, = ax.plot(sim.t, g.mean(axis=0), **st, **({"marker": "o"} if few else {}))
-    if len(g) > 1:
-        lo, hi = np.quantile(g, quantiles, axis=0)
-        ax.fill_between(sim.t, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0,
-                        label=f"{quantiles[0]:.0%}-{quantiles[1]:.0%} of {len(g)} runs")
+    line, = ax.plot(sim.t, g.mean(axis=0), **{**st, "label": _mean_label(st["label"], len(g))},
+                    **({"marker": "o"} if few else {}))
+    _spread(ax, sim.t, g, line.get_color(), quantiles, alpha=0.2)
     clock = getattr(sim, "clock", "t")
     ax.set(xlabel=r"$\tau = \log(1 + t)$" if clock == "log" else "depth $t$",
            ylabel=r"$\gamma(t)$ (mean over pairs)")

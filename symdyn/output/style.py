@@ -6,11 +6,14 @@ figures are drawn at their printed size, so the 8-9 pt of :data:`PAPER` are
 ``dejavusans``).
 
 Each scheme has one look in every figure, colour + dash + marker
-(:func:`style`). The built-ins take colour, dash and label from their entry
-(``Scheme.style``, Okabe-Ito colours) and marker from their entry; the
-unnormalized baseline is :data:`BASELINE`. Any other scheme (a custom one, a
-built-in with a schedule) gets the next free slot of :data:`CUSTOM`, in the
-order the session first draws them: a colour no built-in uses, its own dash
+(:func:`style`), keyed by its registry name. The built-ins take colour,
+dash, label and marker from their entry (``Scheme.style``, Okabe-Ito
+colours); a built-in away from its defaults (DeepNorm with ``N = 6``, nGPT
+with a schedule) keeps its entry's colour and takes the next free dash and
+marker of :data:`VARIANTS`, in the order the session first draws them,
+and its legend names the parameters that differ (``DeepNorm ($N = 6$)``).
+The unnormalized baseline is :data:`BASELINE`. A custom scheme gets the
+next free slot of :data:`CUSTOM`: a colour no built-in uses, its own dash
 and marker, never a built-in's look.
 
 Layer 4, output.
@@ -24,7 +27,7 @@ import sympy as sp
 
 from ..base.checks import shown
 from ..model.baseline import NONE, resolve
-from ..model.registry import Scheme, SchemeLike, Style, entry
+from ..model.registry import Scheme, SchemeLike, Style, entry, parameter_text, parameter_values
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
 
@@ -63,6 +66,15 @@ CUSTOM = (("#332288", (0, (4, 1, 1, 1, 1, 1, 1, 1)), "h"),
           ("#DDAA33", (0, (7, 1.5, 1, 1.5, 1, 1.5)), "1"))
 _SLOTS: dict[str, int] = {}
 
+#: Dashes and markers of a built-in's variants (away from its defaults), in
+#: order: dashes no built-in uses, so a variant never looks like a default.
+VARIANTS = (((0, (4, 1.5, 1, 1.5, 1, 1.5)), "<"), ((0, (1, 2.5)), ">"), ((0, (9, 2)), "d"),
+            ((0, (2, 2, 6, 2)), "h"), ((0, (5, 3)), "p"), ((0, (10, 1.5, 1.5, 1.5)), "8"))
+_VARIANT_SLOTS: dict[str, int] = {}
+
+#: The fewest runs whose quantile band a plot draws; fewer are drawn as lines.
+BAND_MIN_RUNS = 20
+
 
 def width(w) -> float:
     """A width in inches from ``"column"``, ``"full"`` or a number in [1, 20]."""
@@ -94,13 +106,16 @@ def paper_style():
 def label(scheme: SchemeLike) -> str:
     """How a scheme is named in a legend: its entry's label (the paper's
     names), with any parameter that is a law of ``t`` shown as math
-    (nGPT's :math:`\\alpha_t = 1 + t`), never raw sympy text.
+    (nGPT's :math:`\\alpha_t = 1 + t`), never raw sympy text, and the number
+    parameters away from their defaults by their symbols (``DeepNorm ($N = 6$)``).
 
     Examples
     --------
     >>> import symdyn as sd
     >>> print(label(sd.scheme("ngpt", alpha="1 + t")), "|", label("none"))
     nGPT, $\\alpha_t = t + 1$ | none (pure attention)
+    >>> print(label(sd.scheme("mix-ln", t_switch=5)))
+    Mix-LN ($t_{\\mathrm{switch}} = 5$)
     """
     s = resolve(scheme)
     if s == NONE:
@@ -108,9 +123,11 @@ def label(scheme: SchemeLike) -> str:
     if s.style is None or s.name not in builtin_names():     # custom, or renamed
         return s.name
     laws = _laws(s)
+    numbers = [f"${parameter_text(p, v, 'latex')}$" for p, v in parameter_values(s)]
+    name = s.style.label + (f" ({', '.join(numbers)})" if numbers else "")
     if laws:
-        return ", ".join([s.style.label, *laws])
-    return s.name if s.free else s.style.label
+        return ", ".join([name, *laws])
+    return s.name if s.free and not numbers else name
 
 
 def _laws(s: Scheme) -> list[str]:
@@ -141,11 +158,17 @@ def style(scheme: SchemeLike, marker: bool = False) -> dict:
     """
     s = resolve(scheme)
     fixed = _fixed(s)
-    if fixed is not None:
-        color, dash = fixed.color, fixed.dash
-        slot = -1 if s == NONE else list(builtin_names()).index(s.name)
-        mark = fixed.marker
-        if mark is None and s != NONE:
+    if s == NONE:
+        color, dash, mark, slot = BASELINE.color, BASELINE.dash, None, -1
+    elif fixed is not None:                     # a built-in: its entry's colour
+        slot = list(builtin_names()).index(s.name)
+        color, dash, mark = fixed.color, fixed.dash, fixed.marker
+        if s != get_scheme(s.name):             # away from its defaults: a variant
+            key = f"{s.name}|{s.speed}|{s.radial}|{s.temperature}|{s.params}|{s.free}"
+            k = _VARIANT_SLOTS.setdefault(key, len(_VARIANT_SLOTS))
+            dash, mark = VARIANTS[k % len(VARIANTS)]
+            slot += 3 * (k + 1)
+        elif mark is None:
             mark = _SPARE_MARKERS[slot % len(_SPARE_MARKERS)]
     else:
         key = f"{s.name}|{s.speed}|{s.radial}|{s.temperature}|{s.params}"
@@ -159,9 +182,9 @@ def style(scheme: SchemeLike, marker: bool = False) -> dict:
 
 
 def _fixed(s: Scheme) -> Style | None:
-    """The style of the baseline, or of a built-in at its defaults; else None."""
+    """The style of the baseline, or of a built-in's entry (at any parameters); else None."""
     if s == NONE:
         return BASELINE
     if s.style is None or s.name not in builtin_names():     # custom, or renamed
         return None
-    return s.style if s == get_scheme(s.name) else None
+    return s.style

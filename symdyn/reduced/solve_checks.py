@@ -15,6 +15,7 @@ import numpy as np
 
 from ..base.checks import RTOL_FLOOR, check_gamma0, finite_array, shown, tolerance
 from ..model.law_limits import R_UNDERFLOW, law_text, underflow
+from ..model.parameters import check_free_values
 from ..model.registry import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
@@ -34,6 +35,8 @@ def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
         raise ValueError(f"{names}: not a parameter of {s.name} (its free parameters: "
                          f"{allowed})")
     values = {k: finite_array(params.get(k, v), k) for k, v in s.defaults.items()}
+    for sym in s.symbols:
+        check_free_values(sym, values[sym.name], sym.name)
     named = {"n": finite_array(n, "n", 2.0), "beta": finite_array(beta, "beta", 0.0),
              "gamma0": finite_array(gamma0, "gamma0"),
              "r0": finite_array(r0, "r0", 0.0, low_open=True), **values}

@@ -34,5 +34,6 @@ def build(layers) -> Scheme:
 ENTRY = Entry(NAME, build, Style("#117733", (0, (8, 2, 2, 2)), "DeepNorm", "*"),
               "Wang et al. 2022, DeepNet: Scaling Transformers to 1,000 Layers, "
               "arXiv:2203.00555", order=70,
-              parameters=(Parameter("layers", 12, low=1,
-                                    text="N, the encoder's number of layers: alpha = (2N)^(1/4)"),))
+              parameters=(Parameter("layers", 12, low=1, symbol="N", integer=True,
+                                    text="N, the encoder's number of layers: alpha = (2N)^(1/4) "
+                                         "(an integer, or N: a symbol)"),))

@@ -32,5 +32,6 @@ def build(t_switch) -> Scheme:
 ENTRY = Entry(NAME, build, Style("#009E73", (0, (2, 1.5)), "Mix-LN", "^"),
               "Li et al. 2024, Mix-LN: Unleashing the Power of Deeper Layers by Combining "
               "Pre-LN and Post-LN, arXiv:2412.13795", order=30,
-              parameters=(Parameter("t_switch", 1.0, low=0,
-                                    text="time of the switch from Post-LN to Pre-LN"),))
+              parameters=(Parameter("t_switch", 1.0, low=0, symbol="t_switch",
+                                    text="time of the switch from Post-LN to Pre-LN "
+                                         "(a number, or t_switch: a symbol)"),))
