@@ -24,6 +24,7 @@ from .model import symbols
 from .model.registry import Scheme, custom_scheme, scheme, schemes
 from .output import plot
 from .particles import init, weights
+from .particles.clusters import cluster_labels, energy, renyi_centres
 from .particles.simulation import Simulation, simulate
 from .reduced.asymptotics import (
     LeadingOrder,
@@ -50,6 +51,7 @@ __all__ = [
     "stable_system", "sweep", "symbols", "terminal", "weights",
     "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "kuramoto_order",
     "mean_field", "mean_field_rates", "mean_field_zonal",
+    "cluster_labels", "energy", "renyi_centres",
 ]
 
 

@@ -122,7 +122,7 @@ def _entry_options(p):
     for name, (kind, owners, default) in entry_parameters().items():
         with contextlib.suppress(argparse.ArgumentError):
             p.add_argument(f"--{name.replace('_', '-')}", dest=f"scheme_{name}",
-                           metavar=name.upper(), type=float if kind == "number" else str,
+                           metavar=name.upper(), type=str,
                            help=plain("; ".join(owners)) + f" (default: {default})")
 
 

@@ -1,0 +1,308 @@
+"""Cluster structure of token configurations: labels, sizes, centres, leaders,
+merge events, plateaus, Rényi centres and the interaction energy.
+
+Pure functions of positions (batch axes first, tokens ``(..., n, d)``; the
+directions ``x/|x|`` are used). Two tokens are *linked* when their cosine is
+at least ``threshold``: the rule of ``Simulation.clusters``
+(:class:`~symdyn.particles.result.Recorder`, default 0.999), so the number of
+labels here equals that count. A *cluster* is a connected component of the
+link graph (single linkage). Labels are canonical: cluster ``c`` is the
+``c``-th cluster in the order of its earliest token, so two configurations
+have the same partition exactly when their labels are equal, and the leader
+(earliest token) of cluster ``c`` is the first token labelled ``c``.
+
+Layer 2, particles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.checks import number
+
+#: Graphs of at most this many tokens are labelled by a few numpy calls for the
+#: batch (as ``result.components``); larger ones by scipy, one at a time.
+SMALL_GRAPH = 64
+
+#: The default threshold: that of ``sd.simulate(cluster_threshold=0.999)``.
+THRESHOLD = 0.999
+
+
+def directions(X) -> np.ndarray:
+    """``X / |X|`` along the last axis, as floats (a zero token is refused)."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim < 2:
+        raise ValueError(f"X must have shape (..., n, d), got shape {X.shape}")
+    norms = np.linalg.norm(X, axis=-1, keepdims=True)
+    if not np.all(norms > 0) or not np.all(np.isfinite(X)):
+        raise ValueError("X: every token must be finite and non-zero")
+    return X / norms
+
+
+def _leader_labels(linked: np.ndarray) -> np.ndarray:
+    """Each token's label = the smallest token index of its component (m, n)."""
+    m, n, _ = linked.shape
+    if n > SMALL_GRAPH:
+        from scipy.sparse.csgraph import connected_components
+        out = np.empty((m, n), dtype=np.int64)
+        for i, g in enumerate(linked):
+            lab = connected_components(g, directed=False)[1]
+            first = np.full(lab.max() + 1, n)
+            np.minimum.at(first, lab, np.arange(n))
+            out[i] = first[lab]
+        return out
+    label = np.broadcast_to(np.arange(n), (m, n)).copy()
+    rows = np.arange(m)[:, None]
+    while True:          # the minimum over neighbours, then pointer jumping
+        least = np.where(linked, label[:, None, :], n).min(axis=-1)
+        if np.array_equal(least, label):
+            return label
+        label = least[rows, least]
+
+
+def cluster_labels(X, threshold: float = THRESHOLD) -> np.ndarray:
+    """Canonical single-linkage labels (..., n) of the graph ``cos >= threshold``.
+
+    ``labels[..., i] = c``: token ``i`` lies in the ``c``-th cluster, counted
+    in the order of the clusters' earliest tokens (``labels.max(-1) + 1`` is
+    ``Simulation.clusters`` at the same threshold).
+
+    >>> import numpy as np
+    >>> X = np.array([[1, 0], [0, 1], [1, 1e-3], [0, -1]])
+    >>> cluster_labels(X).tolist()
+    [0, 1, 0, 2]
+    """
+    th = number(threshold, "threshold", -1, 1)
+    theta = directions(X)
+    lead = theta.shape[:-2]
+    n, d = theta.shape[-2:]
+    flat = theta.reshape(-1, n, d)
+    G = flat @ np.swapaxes(flat, -1, -2)
+    linked = G >= th
+    idx = np.arange(n)
+    linked[:, idx, idx] = True
+    leader = _leader_labels(linked)
+    rank = np.cumsum(leader == idx, axis=-1) - 1           # clusters before each leader
+    labels = np.take_along_axis(rank, leader, axis=-1)
+    return labels.reshape(*lead, n)
+
+
+def count(labels) -> np.ndarray:
+    """The number of clusters (...) of labels (..., n)."""
+    return np.asarray(labels).max(axis=-1) + 1
+
+
+def sizes(labels) -> np.ndarray:
+    """Cluster sizes (..., n): ``sizes[..., c]`` tokens in cluster ``c``, 0 beyond the count."""
+    labels = np.asarray(labels)
+    n = labels.shape[-1]
+    flat = labels.reshape(-1, n)
+    offset = (np.arange(len(flat)) * n)[:, None]
+    return np.bincount((flat + offset).ravel(), minlength=flat.size).reshape(labels.shape)
+
+
+def centres(X, labels) -> np.ndarray:
+    """Cluster centres (..., n, d): the normalized mean direction of each
+    cluster's tokens, :math:`\\sum_{i \\in c} \\theta_i / |\\sum_{i \\in c} \\theta_i|`;
+    NaN beyond the count."""
+    theta = directions(X)
+    labels = np.asarray(labels)
+    n, d = theta.shape[-2:]
+    flat = labels.reshape(-1, n)
+    idx = (flat + (np.arange(len(flat)) * n)[:, None]).ravel()
+    sums = np.zeros((flat.size, d))
+    np.add.at(sums, idx, theta.reshape(-1, d))
+    norm = np.linalg.norm(sums, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(norm > 0, sums / norm, np.nan)
+    return out.reshape(*labels.shape, d)
+
+
+def leaders(labels) -> np.ndarray:
+    """The earliest token of each cluster (..., n); -1 beyond the count.
+
+    With canonical labels, token ``i`` leads its cluster exactly when its
+    label exceeds every earlier token's."""
+    labels = np.asarray(labels)
+    n = labels.shape[-1]
+    flat = labels.reshape(-1, n)
+    before = np.concatenate([np.full((len(flat), 1), -1),
+                             np.maximum.accumulate(flat, axis=-1)[:, :-1]], axis=-1)
+    rows, cols = np.nonzero(flat > before)
+    out = np.full(flat.shape, -1)
+    out[rows, flat[rows, cols]] = cols
+    return out.reshape(labels.shape)
+
+
+@dataclass(frozen=True)
+class Event:
+    """A change of the partition between two output times.
+
+    ``kind`` is ``"merge"`` (the clusters ``parts`` of ``t_before`` all lie in
+    cluster ``into`` at ``t_after``) or ``"split"`` (cluster ``into`` of
+    ``t_before`` has tokens in each of the clusters ``parts`` at ``t_after``).
+    ``sizes`` and ``leaders`` belong to ``parts``. The event happened in
+    ``(t_before, t_after]``: located to the output times, no better.
+    """
+
+    member: tuple
+    kind: str
+    t_before: float
+    t_after: float
+    parts: tuple
+    into: int
+    sizes: tuple
+    leaders: tuple
+
+    def row(self) -> dict:
+        """The event as a flat dict (one line of the CLI's table)."""
+        return {"member": "/".join(map(str, self.member)), "kind": self.kind,
+                "t_before": self.t_before, "t_after": self.t_after,
+                "parts": " ".join(map(str, self.parts)), "into": self.into,
+                "sizes": " ".join(map(str, self.sizes)),
+                "leaders": " ".join(map(str, self.leaders))}
+
+
+def _changes(a, b, t0, t1, member):
+    """The events between two label vectors ``a`` (at t0) and ``b`` (at t1)."""
+    n = len(a)
+    pairs = np.unique(a * n + b)
+    old, new = pairs // n, pairs % n
+    size_a, size_b = sizes(a), sizes(b)
+    lead_a, lead_b = leaders(a), leaders(b)
+    out = []
+    for c in np.unique(new):
+        parts = old[new == c]
+        if len(parts) > 1:
+            out.append(Event(member, "merge", t0, t1, tuple(map(int, parts)), int(c),
+                             tuple(int(size_a[p]) for p in parts),
+                             tuple(int(lead_a[p]) for p in parts)))
+    for c in np.unique(old):
+        parts = new[old == c]
+        if len(parts) > 1:
+            out.append(Event(member, "split", t0, t1, tuple(map(int, parts)), int(c),
+                             tuple(int(size_b[p]) for p in parts),
+                             tuple(int(lead_b[p]) for p in parts)))
+    return out
+
+
+def events(labels, t) -> list:
+    """Every merge and split between consecutive output times, as :class:`Event`.
+
+    ``labels`` (..., K, n) at the output times ``t`` (K,). With ``E`` edges
+    of the bipartite graph "old cluster shares a token with new cluster",
+    the count changes by ``(E - #old) - (E - #new)``: the sum over splits of
+    ``len(parts) - 1`` minus the sum over merges of ``len(parts) - 1``.
+    Labels are canonical, so a partition changed exactly where the label
+    vectors differ; only those pairs of times are examined.
+    """
+    labels = np.asarray(labels)
+    t = np.asarray(t, dtype=float)
+    K, n = labels.shape[-2:]
+    if t.shape != (K,):
+        raise ValueError(f"t must have shape ({K},) to match labels, got {t.shape}")
+    lead = labels.shape[:-2]
+    flat = labels.reshape(-1, K, n)
+    changed = np.any(flat[:, 1:] != flat[:, :-1], axis=-1)
+    out = []
+    for m, k in zip(*np.nonzero(changed), strict=True):
+        member = np.unravel_index(m, lead) if lead else ()
+        out += _changes(flat[m, k], flat[m, k + 1], float(t[k]), float(t[k + 1]),
+                        tuple(int(i) for i in member))
+    return out
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """An interval of output times on which the count is ``clusters``.
+
+    Observed from ``start`` to ``end`` (output times); the count changed in
+    ``(start_after, start]`` and changes in ``(end, end_before]`` (``nan`` at
+    the run's ends), so the plateau's true length lies in
+    ``[length, end_before - start_after]``.
+    """
+
+    member: tuple
+    clusters: int
+    start: float
+    end: float
+    start_after: float
+    end_before: float
+
+    @property
+    def length(self) -> float:
+        return self.end - self.start
+
+
+def plateaus(counts, t) -> list:
+    """The maximal runs of constant cluster count (..., K) over the output times ``t``."""
+    counts = np.asarray(counts)
+    t = np.asarray(t, dtype=float)
+    K = counts.shape[-1]
+    if t.shape != (K,):
+        raise ValueError(f"t must have shape ({K},) to match counts, got {t.shape}")
+    lead = counts.shape[:-1]
+    flat = counts.reshape(-1, K)
+    out = []
+    for m, row in enumerate(flat):
+        cuts = np.flatnonzero(np.diff(row)) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts - 1, K - 1]
+        member = tuple(int(i) for i in np.unravel_index(m, lead)) if lead else ()
+        for a, b in zip(starts, ends, strict=True):
+            out.append(Plateau(member, int(row[a]), float(t[a]), float(t[b]),
+                               float(t[a - 1]) if a else np.nan,
+                               float(t[b + 1]) if b + 1 < K else np.nan))
+    return out
+
+
+def renyi_centres(X0, delta: float, strong: bool = True) -> np.ndarray:
+    """Rényi centres of a start (Karagodin, Polyanskiy, Rigollet, arXiv:2411.04990,
+    section 5), as a boolean mask (..., n), in geodesic distance
+    :math:`d(x, y) = \\arccos\\langle x, y\\rangle` on the sphere.
+
+    ``strong=True``: token ``k`` is a *strong* Rényi centre iff every earlier
+    token is farther than ``delta``: :math:`d(x_j, x_k) > \\delta` for all
+    ``j < k`` (strict). ``strong=False``: the Rényi parking process, token
+    ``k`` is a centre iff it is farther than ``delta`` from every earlier
+    *centre*. Token 0 is always a centre; strong centres are centres.
+    ``delta`` in ``[0, pi]``.
+    """
+    dl = number(delta, "delta", 0, np.pi)
+    theta = directions(X0)
+    n = theta.shape[-2]
+    G = theta @ np.swapaxes(theta, -1, -2)
+    near = np.arccos(np.clip(G, -1.0, 1.0)) <= dl      # within delta (not a centre's excuse)
+    earlier = np.tri(n, k=-1, dtype=bool)               # [k, j]: j < k
+    if strong:
+        return ~np.any(near & earlier, axis=-1)
+    centre = np.zeros(theta.shape[:-1], dtype=bool)
+    for k in range(n):
+        centre[..., k] = ~np.any(near[..., k, :k] & centre[..., :k], axis=-1)
+    return centre
+
+
+def energy(X, beta, normalized: bool = False) -> np.ndarray:
+    """The interaction energy :math:`E_\\beta = \\frac{1}{2\\beta n^2}\\sum_{i,j}
+    e^{\\beta\\langle x_i, x_j\\rangle}` of the directions (...), ``beta > 0``
+    (a number, or an array broadcasting against the batch axes).
+
+    ``normalized=True``: :math:`2\\beta e^{-\\beta} E_\\beta = \\frac{1}{n^2}
+    \\sum_{i,j} e^{-\\beta(1 - \\langle x_i, x_j\\rangle)}` in ``(0, 1]``, which
+    never overflows and equals 1 exactly at one cluster and about
+    :math:`\\sum_c (n_c/n)^2` (``1/k`` for ``k`` equal clusters) when the
+    clusters are far apart at large beta.
+    """
+    b = np.asarray(beta, dtype=float)
+    if not np.all(np.isfinite(b)) or not np.all(b > 0):
+        raise ValueError(f"beta must be finite and > 0, got {beta!r}")
+    theta = directions(X)
+    n = theta.shape[-2]
+    G = theta @ np.swapaxes(theta, -1, -2)
+    bb = b[..., None, None]
+    scaled = np.exp(bb * (np.minimum(G, 1.0) - 1.0)).sum(axis=(-1, -2)) / n**2
+    if normalized:
+        return scaled
+    with np.errstate(over="ignore"):
+        return scaled * np.exp(b) / (2 * b)

@@ -1,0 +1,154 @@
+r"""Predictions of metastability beside their measurements by the particle simulator
+(docs/metastability.md derives each formula).
+
+1. **Clusters from a uniform start on the circle**: the fastest-growing mode
+   of the uniform state, ``k*(beta) = argmax_k lambda_k``, ``lambda_k = k^2
+   I_k(beta) / (beta I_0(beta))`` (softmax, no noise; :func:`sd.mean_field_rates
+   <symdyn.meanfield.stability.mean_field_rates>`); for large beta
+   ``I_k/I_0 ~ e^{-k^2/(2 beta)}``, so ``k* ~ sqrt(2 beta)``
+   (:func:`fastest_mode`), against the count of the first plateau of a run
+   (:func:`first_clusters`).
+2. **First merge of k point clusters** (Post-LN, equal masses): two clusters
+   at angle ``theta`` close by ``theta' = -2 sin(theta) / (1 + e^{beta (1 - cos
+   theta)})``, so the time to reach the cluster threshold is
+   :func:`two_cluster_merge_time` and ``log T = beta (1 - cos theta_0) - log
+   beta + O(1)``; three equally spaced clusters sit on a saddle left at the
+   rate :func:`three_cluster_rate` ``~ (9 beta / 4) e^{-3 beta / 2}``. Both
+   slopes of ``log T`` in beta tend to ``1 - cos`` (closest angle).
+   Measured by :func:`first_merge_times`.
+3. **Rényi centres** of n i.i.d. uniform tokens on the circle:
+   :func:`expected_renyi_centres` ``= (1 - (1 - p)^n) / p``, ``p = delta / pi``.
+
+Layer 3, studies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.integrate import quad
+
+from ..base.checks import integer, number
+from ..meanfield.stability import mean_field_rates
+from ..particles import clusters
+from ..particles.simulation import simulate
+
+
+def fastest_mode(beta: float) -> int:
+    """``k*``: the k >= 1 of the largest linear growth rate of the uniform state on
+    the circle (softmax, no noise), searched over ``k <= 4 sqrt(beta) + 8``."""
+    b = number(beta, "beta", 0, low_open=True)
+    ks = np.arange(1, int(4 * np.sqrt(b)) + 9)
+    return int(ks[np.argmax(mean_field_rates(ks, b))])
+
+
+def expected_renyi_centres(n: int, delta: float) -> float:
+    """E[# strong Rényi centres] of ``n`` i.i.d. uniform tokens on the circle.
+
+    Token ``i`` (1-based) is one iff none of the ``i - 1`` earlier tokens lies in
+    the arc of length ``2 delta`` about it, probability ``(1 - p)^{i-1}``,
+    ``p = delta / pi``: the sum is ``(1 - (1 - p)^n) / p`` (``n`` at p = 0)."""
+    nn = integer(n, "n", 1)
+    p = number(delta, "delta", 0, np.pi) / np.pi
+    return float(nn) if p == 0 else float(-np.expm1(nn * np.log1p(-p)) / p) if p < 1 else 1.0
+
+
+def two_cluster_merge_time(beta: float, theta0: float, threshold: float = clusters.THRESHOLD):
+    """Time for two equal point clusters at angle ``theta0`` (Post-LN, softmax,
+    any dimension: they stay on their great circle) to come within
+    ``arccos(threshold)``: :math:`T = \\int_{\\theta_c}^{\\theta_0}
+    \\frac{1 + e^{\\beta(1-\\cos\\theta)}}{2\\sin\\theta}\\,d\\theta`."""
+    b = number(beta, "beta", 0)
+    th0 = number(theta0, "theta0", 0, np.pi, high_open=True)
+    tc = float(np.arccos(number(threshold, "threshold", -1, 1)))
+    if th0 <= tc:
+        return 0.0
+
+    def f(x):
+        return (1 + np.exp(b * (1 - np.cos(x)))) / (2 * np.sin(x))
+    return quad(f, tc, th0, limit=200, epsrel=1e-10)[0]
+
+
+def three_cluster_rate(beta: float) -> float:
+    """The unstable rate of three equal point clusters equally spaced on a great
+    circle (Post-LN, softmax): with ``f(g) = sin g e^{beta (cos g - 1)} / (1 + 2
+    e^{-3 beta/2})`` the pull at gap ``g``, a gap obeys ``g_1' = f(g_2) - 2 f(g_1)
+    + f(g_3)``, so ``lambda = -3 f'(2 pi / 3) = 3 (1/2 + 3 beta/4) e^{-3 beta/2} /
+    (1 + 2 e^{-3 beta/2})``."""
+    b = number(beta, "beta", 0)
+    w = np.exp(-1.5 * b)
+    return float(3 * (0.5 + 0.75 * b) * w / (1 + 2 * w))
+
+
+def predicted_slope(k: int, betas) -> float:
+    """The least-squares slope of the predicted ``log T`` on ``betas``: ``k = 2``
+    at angle pi/2 (:func:`two_cluster_merge_time`), ``k = 3`` equally spaced
+    (``log(1/lambda)``, :func:`three_cluster_rate`; the log of the start's
+    offset is constant in beta)."""
+    b = np.asarray(betas, dtype=float)
+    if k == 2:
+        logT = [np.log(two_cluster_merge_time(x, np.pi / 2)) for x in b]
+    elif k == 3:
+        logT = [-np.log(three_cluster_rate(x)) for x in b]
+    else:
+        raise ValueError(f"k must be 2 or 3, got {k!r}")
+    return float(np.polyfit(b, logT, 1)[0])
+
+
+def cluster_start(k: int, m: int, d: int, width: float, seed: int) -> np.ndarray:
+    """``k`` clusters of ``m`` tokens each, centres equally spaced on a great
+    circle (k = 2: at angle pi/2), each token jittered by ``width`` (Gaussian,
+    in the tangent directions) about its centre; tokens interleaved so that
+    cluster ``c`` holds tokens ``c, c + k, ...``."""
+    angles = np.pi / 2 * np.arange(2) if k == 2 else 2 * np.pi * np.arange(k) / k
+    C = np.zeros((k, d))
+    C[:, 0], C[:, 1] = np.cos(angles), np.sin(angles)
+    X = np.tile(C, (m, 1))
+    X += width * np.random.default_rng(seed).normal(size=X.shape)
+    return X / np.linalg.norm(X, axis=-1, keepdims=True)
+
+
+def first_merge_times(k, betas, d=2, m=4, width=1e-3, seeds=(0, 1, 2), t_max=1e12,
+                      times=400):
+    """First time the cluster count falls below ``k`` (Post-LN, softmax), from
+    :func:`cluster_start`, per beta and seed: arrays ``(lo, hi)`` of shape
+    (len(betas), len(seeds)), the output times bracketing it (geometric grid
+    of ``times`` points from 1e-2 to ``t_max``); NaN where no merge happened."""
+    t = np.geomspace(1e-2, t_max, times)
+    betas = np.asarray(betas, dtype=float)
+    X0 = np.stack([cluster_start(k, m, d, width, s) for s in seeds])
+    lo, hi = np.full((2, len(betas), len(seeds)), np.nan)
+    for i, b in enumerate(betas):
+        sim = simulate("post-ln", X0, beta=b, t=t)
+        below = sim.clusters < k
+        for j in range(len(seeds)):
+            after = np.flatnonzero(below[j] & (np.arange(len(t)) > 0))
+            if len(after) and sim.clusters[j, 0] == k:
+                lo[i, j], hi[i, j] = t[after[0] - 1], t[after[0]]
+    return lo, hi
+
+
+def uniform_circle(n: int, seeds) -> np.ndarray:
+    """``n`` i.i.d. uniform tokens on the circle per seed (len(seeds), n, 2)."""
+    phi = np.stack([np.random.default_rng(s).uniform(0, 2 * np.pi, n) for s in seeds])
+    return np.stack([np.cos(phi), np.sin(phi)], -1)
+
+
+def first_plateau(counts, t, factor: float = 3.0) -> int:
+    """The count of the first plateau after the count's peak that lasts at
+    least ``factor`` in time (``end >= factor start``); -1 if none."""
+    counts = np.asarray(counts)
+    peak = int(np.argmax(counts))
+    for p in clusters.plateaus(counts[peak:], t[peak:]):
+        if p.end >= factor * p.start:
+            return p.clusters
+    return -1
+
+
+def first_clusters(beta, n=1000, seeds=(0, 1), t_max=300.0, rtol=1e-6):
+    """The clusters that first form from a uniform start on the circle: the
+    count of :func:`first_plateau` per seed (Post-LN, softmax; ``rtol`` of
+    the run; 60 geometric output times from 0.5 to ``t_max``)."""
+    t = np.geomspace(0.5, t_max, 60)
+    sim = simulate("post-ln", uniform_circle(n, seeds), beta=beta, t=t, rtol=rtol,
+                   atol=rtol * 1e-2)
+    return np.array([first_plateau(c, t) for c in sim.clusters])
