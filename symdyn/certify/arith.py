@@ -1,0 +1,136 @@
+"""Exact inputs, the working precision, and :class:`Enclosure`.
+
+A number given to :mod:`symdyn.certify` is taken exactly: an ``int`` or a
+``Fraction`` is itself, a ``float`` its binary value, a string such as
+``"0.99"`` its decimal value (an exact rational, then a ball of radius at
+most one unit in the last place of the precision). An interval
+``(lo, hi)`` is the ball that holds both ends (parameters of region
+certificates).
+
+Layer 2, certify.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import flint
+import mpmath
+from flint import arb
+
+
+@contextlib.contextmanager
+def working(prec: int, cap: int = 10):
+    """Arb's precision (bits) and series length for a block; restored after it."""
+    old = flint.ctx.prec, flint.ctx.cap
+    flint.ctx.prec, flint.ctx.cap = int(prec), int(cap)
+    try:
+        yield
+    finally:
+        flint.ctx.prec, flint.ctx.cap = old
+
+
+def exact(value, name: str) -> Fraction:
+    """``value`` (int, float, Fraction, decimal string) as an exact rational."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: a number, got {value!r}")
+    if isinstance(value, (int, Fraction)):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{name}: must be finite, got {value!r}")
+        return Fraction(value)                    # the binary value, exactly
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 60 or not text or any(c not in "0123456789+-.eE/" for c in text):
+            raise ValueError(f"{name}: a decimal or a fraction like '0.99' or '99/100', "
+                             f"got {value!r}")
+        try:
+            return Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{name}: not a number: {value!r}") from None
+    if hasattr(value, "p") and hasattr(value, "q"):      # a sympy Rational
+        return Fraction(int(value.p), int(value.q))
+    try:
+        return Fraction(float(value))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: a number, got {value!r}") from None
+
+
+def ball(value, name: str):
+    """An arb ball holding ``value`` at the current precision; a pair ``(lo, hi)``
+    gives the ball holding the interval (both ends exact)."""
+    if isinstance(value, tuple):
+        if len(value) != 2:
+            raise ValueError(f"{name}: an interval is a pair (lo, hi), got {value!r}")
+        lo, hi = (exact(v, name) for v in value)
+        if lo > hi:
+            raise ValueError(f"{name}: lo <= hi in (lo, hi), got {value!r}")
+        return ball(lo, name).union(ball(hi, name))
+    q = exact(value, name)
+    return arb(q.numerator) / q.denominator if q.denominator != 1 else arb(q.numerator)
+
+
+def _mpf(x: arb) -> mpmath.mpf:
+    """An exact arb (an endpoint) as an mpmath number, not rounded."""
+    man, exp = x.mid().man_exp()
+    return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """A real number proved to lie in ``[lo, hi]``.
+
+    ``lo``, ``hi``: exact ``mpmath.mpf`` endpoints; ``mid`` (a float) and
+    ``rad``; ``x in enc`` for floats, ints, Fractions, mpf and decimal strings
+    (exactly); ``str`` is Arb's ``[mid +/- rad]``; ``method`` says how it was
+    proved, ``prec`` at which precision.
+    """
+
+    ball: arb
+    method: str
+    prec: int
+
+    @property
+    def lo(self) -> mpmath.mpf:
+        return _mpf(self.ball.lower())
+
+    @property
+    def hi(self) -> mpmath.mpf:
+        return _mpf(self.ball.upper())
+
+    @property
+    def mid(self) -> float:
+        return float(self.ball.mid())
+
+    @property
+    def rad(self) -> float:
+        """The radius, rounded up to a float."""
+        return float(self.ball.rad()) * (1 + 2.0**-50)
+
+    @property
+    def relative_width(self) -> float:
+        """``2 rad / |mid|`` (``inf`` when ``mid`` is 0)."""
+        m = abs(self.mid)
+        return 2 * self.rad / m if m else math.inf
+
+    def __contains__(self, x) -> bool:
+        if isinstance(x, mpmath.mpf):
+            if not mpmath.isfinite(x):
+                return False
+            man, exp = x.man_exp                 # x = man * 2**exp, exactly
+            q = Fraction(int(man)) * Fraction(2) ** int(exp)
+        else:
+            q = exact(x, "x")
+        with working(max(self.prec, 64) + 64):
+            return bool(self.ball.contains(ball(q, "x")))
+
+    def __str__(self) -> str:
+        digits = max(5, int(-math.log10(self.relative_width)) + 3) if self.rad else 40
+        return self.ball.str(min(digits, int(self.prec * 0.30103)), radius=True)
+
+    def __repr__(self) -> str:
+        return f"Enclosure({self}, method={self.method!r})"

@@ -1,0 +1,172 @@
+"""Quadrature forms of the reduced ODE, derived and checked by sympy.
+
+For each phase of a scheme (Mix-LN has two: the branches of its
+``Piecewise`` laws) the reduced ODE :math:`\\dot\\gamma = G(\\gamma, r, t)`,
+:math:`\\dot r = R(\\gamma, r, t)` of :func:`symdyn.reduce` is put in one of
+two forms, nothing typed per scheme:
+
+* **separable**: :math:`R = 0` (``r`` stays at its value) and
+  :math:`G = s(t)\\,f(\\gamma)` with :math:`f = G|_{t=t_a}`,
+  :math:`s = G/f` free of :math:`\\gamma` and :math:`r` (checked:
+  ``simplify(s f - G) == 0``). Then
+  :math:`\\int_{\\gamma_a}^{\\gamma(T)} d\\gamma/f = S(T) = \\int_{t_a}^T s`,
+  with ``S`` and its inverse found by sympy and checked
+  (``S' = s``, ``S(S^{-1}(I)) = I``). Post-LN, nGPT, DeepNorm,
+  sqrt-scaling.
+* **ODE in gamma** (everything else): :math:`\\gamma` increases, so
+  :math:`dt/d\\gamma = 1/G`, :math:`dr/d\\gamma = R/G`; when
+  :math:`R/(G r)` is free of ``r`` and ``t`` (Pre-LN, Peri-LN) it is the
+  nested quadrature :math:`r = r_0\\exp\\int g/f`,
+  :math:`T = \\int r/f\\,d\\gamma`. Integrated by :mod:`symdyn.certify.taylor`.
+
+Layer 2, certify.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+from sympy.core.function import AppliedUndef
+
+from ..base.budget import time_limit, within
+from ..model.registry import scheme as get_scheme
+from ..model.scheme import branch_at
+from ..model.symbols import beta as BETA
+from ..model.symbols import gamma, n, r, t
+from ..reduced.equiangular import reduce
+from .printer import NotCertifiable, compile_ball
+
+T_ = sp.Symbol("T", positive=True)
+I_ = sp.Symbol("I", positive=True)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase ``[start, end)`` of the reduced ODE in its form.
+
+    ``kind`` is ``"separable"`` (``inv_f``: :math:`1/f(\\gamma, r, \\ldots)`,
+    ``S``, ``S_inv``: sympy in ``T`` and ``I``, ``S_at``, ``S_inv_at``:
+    compiled) or ``"ode"`` (``field``: :math:`(dt/du, dr/du)`, :math:`u = -\\log(1-\\gamma)`,
+    compiled in ``gamma, t, r, n, beta, *params``); ``text`` names the form.
+    """
+
+    start: sp.Expr
+    end: sp.Expr
+    kind: str
+    text: str
+    gamma_dot: sp.Expr
+    r_dot: sp.Expr
+    inv_f: object = None
+    S: sp.Expr = None
+    S_inv: sp.Expr = None
+    S_at: object = None
+    S_inv_at: object = None
+    field: object = None
+
+
+def _edges(s) -> list:
+    """Exact switch times of the scheme's ``Piecewise`` laws (``t < c``)."""
+    points = set()
+    for pw in (s.speed.atoms(sp.Piecewise) | s.radial.atoms(sp.Piecewise)
+               | sp.sympify(s.temperature).atoms(sp.Piecewise)):
+        for _, cond in pw.args:
+            for rel in cond.atoms(sp.core.relational.Relational):
+                c = rel.rhs if rel.lhs == t else rel.lhs
+                if not c.is_number:
+                    raise NotCertifiable(f"the switch in {rel} is not a number")
+                points.add(sp.nsimplify(c, rational=True) if c.is_Float else c)
+    return sorted(p for p in points if p > 0)
+
+
+def _simple(expr) -> bool:
+    """``expr`` is 0, decided by sympy (False when undecided)."""
+    return sp.simplify(expr) == 0 or sp.simplify(sp.factor(expr, deep=True)) == 0
+
+
+def _integral(s, start):
+    """:math:`\\int_{start}^T s`, or None when sympy does not find it in 5 s."""
+    S = within(sp.integrate, s, (t, start, T_), otherwise=None, seconds=5.0)
+    return None if S is None or S.has(sp.Integral) else S
+
+
+def _separable(G, R, start, params):
+    """``(f, s, S, S_inv)`` of ``G = s(t) f(gamma)`` or None."""
+    if not _simple(R):
+        return None
+    f = sp.factor(G.subs(t, start))
+    if f == 0:
+        return None
+    s = sp.simplify(G / f)
+    if s.has(gamma) or s.has(r) or not _simple(s * f - G):
+        return None
+    S = _integral(s, start)
+    if S is None or not _simple(sp.diff(S, T_) - s.subs(t, T_)) \
+            or not _simple(S.subs(T_, start)):
+        return None
+    if s == 1:
+        inverse = [start + I_]
+    else:
+        try:
+            inverse = within(sp.solve, sp.Eq(S, I_), T_, otherwise=[], seconds=5.0)
+        except NotImplementedError:
+            return None
+    for cand in inverse:
+        if not cand.has(gamma, r, t) and _simple(S.subs(T_, cand) - I_) \
+                and cand.subs(I_, 0) == start:
+            return f, s, S, cand
+    return None
+
+
+def _phase(G, R, start, end, params) -> Phase:
+    args = [gamma, r, n, BETA, *params]
+    sep = _separable(G, R, start, params)
+    if sep is not None:
+        f, s, S, S_inv = sep
+        text = (f"separable: int dgamma/f = {sp.sstr(S)} (T from t = {start}), "
+                f"f = dgamma/dt at t = {start}")
+        return Phase(start, end, "separable", text, G, R, inv_f=compile_ball(1 / f, args),
+                     S=S, S_inv=S_inv, S_at=compile_ball(S, [T_, n, BETA, *params]),
+                     S_inv_at=compile_ball(S_inv, [I_, n, BETA, *params]))
+    ratio = sp.cancel(R / G / r) if not _simple(R) else sp.Integer(0)
+    nested = not ratio.has(r) and not ratio.has(t) and not G.has(t)
+    text = ("nested quadrature: dr/dgamma = p(gamma) r, dt/dgamma = 1/G(gamma, r)" if nested
+            else "ODE in gamma: dt/dgamma = 1/G, dr/dgamma = R/G")
+    # d/du with u = -log(1 - gamma): the factor 1 - gamma cancels G's zero at 1
+    field = compile_ball([sp.factor(sp.cancel((1 - gamma) / G)),
+                          sp.factor(sp.cancel((1 - gamma) * R / G))],
+                         [gamma, t, r, n, BETA, *params])
+    return Phase(start, end, "ode", text, G, R, field=field)
+
+
+@lru_cache(maxsize=64)
+def _forms(s, attention: str) -> tuple:
+    red = reduce(s, attention)
+    params = tuple(s.symbols)
+    with time_limit(f"certify: the forms of {s.name}"):
+        return _all_phases(s, red, params)
+
+
+def _all_phases(s, red, params) -> tuple:
+    if red.gamma_dot.atoms(AppliedUndef) or red.r_dot.atoms(AppliedUndef):
+        raise NotCertifiable(f"{s.name}: its laws hold a function without a formula")
+    edges = [sp.Integer(0), *_edges(s), sp.oo]
+    phases = []
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        inside = (a + b) / 2 if b != sp.oo else a + 1
+        G, R = branch_at(red.gamma_dot, inside), branch_at(red.r_dot, inside)
+        for law in (G, R):
+            if law.has(sp.Piecewise):
+                raise NotCertifiable(f"{s.name}: a Piecewise law that is not a switch in t")
+        phases.append(_phase(G, R, a, b, params))
+    return tuple(phases)
+
+
+def forms(scheme, attention: str = "softmax") -> tuple[Phase, ...]:
+    """The phases of ``scheme``'s reduced ODE in their forms (cached).
+
+    >>> [p.kind for p in forms("mix-ln")]
+    ['separable', 'ode']
+    """
+    return _forms(get_scheme(scheme), attention)
