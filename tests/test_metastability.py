@@ -245,3 +245,21 @@ def test_the_energy_and_its_normalization():
         C.cluster_labels(X, 2.0)
     with pytest.raises(ValueError, match="delta"):
         sd.renyi_centres(X, -0.1)
+
+
+def test_the_energy_plot_draws_the_normalized_energy_in_rescaled_time():
+    import matplotlib
+    matplotlib.use("Agg")
+    X0 = sd.init.sphere(8, 3, batch=2, seed=1)
+    beta = np.array([4.0, 9.0])
+    sim = sd.simulate("post-ln", X0, beta=beta, t=np.geomspace(0.1, 1e6, 30), save_x=True)
+    ax = sd.plot.energy(sim, beta)
+    lines = [ln for ln in ax.get_lines() if ln.get_drawstyle() == "steps-post"]
+    assert len(lines) == 2
+    for i, ln in enumerate(lines):
+        assert np.allclose(ln.get_xdata(), np.log1p(sim.t) / beta[i])
+        assert np.allclose(ln.get_ydata(), sd.energy(sim.X[i], beta[i], normalized=True))
+    assert np.isclose(lines[1].get_ydata()[-1], 1.0)           # one cluster at the end
+    # control: without saved tokens there is nothing to draw from
+    with pytest.raises(ValueError, match="save_x"):
+        sd.plot.energy(sd.simulate("post-ln", X0, beta=beta, t=[1.0]), beta)

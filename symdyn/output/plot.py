@@ -339,3 +339,42 @@ def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 
     if fig.axes[0] is ax and len(fig.axes) == 1:
         finish(fig, ", ".join(facts), ax)
     return ax
+
+
+@_styled
+def energy(sim, beta, ax=None, width="column"):
+    """The energy staircase of a :class:`~symdyn.particles.simulation.Simulation`:
+    the normalized interaction energy :math:`2\\beta e^{-\\beta} E_\\beta =
+    \\frac{1}{n^2}\\sum_{ij} e^{-\\beta(1-\\langle x_i, x_j\\rangle)}` (1 at one
+    cluster, :math:`\\approx 1/k` at k equal clusters) against the rescaled time
+    :math:`s = \\log(1+t)/\\beta`, one line per member. Two clusters at angle
+    :math:`\\theta` merge near :math:`s = 1 - \\cos\\theta` (docs/metastability.md),
+    so at large beta the plateaus keep their place in ``s``. ``beta``: the run's
+    (a number or one per member); from ``sim.energy`` where the run recorded it,
+    else from ``sim.X`` (``save_x=True``).
+    """
+    from ..particles.clusters import energy as interaction
+    fig, ax = _axes(ax, width)
+    b = np.atleast_1d(np.asarray(beta, dtype=float))
+    E = getattr(sim, "energy", None)
+    if E is None:
+        if sim.X is None:
+            raise ValueError("sim: the energy needs sim.X (simulate with save_x=True)")
+        X = sim.X if sim.X.ndim == 4 else sim.X[None]
+        E = interaction(X, b[:, None] if b.size > 1 else b[0], normalized=True)
+    else:
+        E = np.atleast_2d(E) * 2 * b[:, None] * np.exp(-b[:, None])
+    E = np.atleast_2d(E)
+    s = np.log1p(sim.t)[None, :] / np.broadcast_to(b, (len(E),))[:, None]
+    for i, (x, y) in enumerate(zip(s, E, strict=True)):
+        name = f"member {i}, beta = {b[i % b.size]:g}"
+        ax.plot(x, y, drawstyle="steps-post", lw=1, label=name if len(E) > 1 else None)
+    for k in range(1, 6):
+        ax.axhline(1 / k, color="0.6", lw=0.5, ls=":", zorder=0)
+        ax.annotate(f"1/{k}", (1.0, 1 / k), xycoords=("axes fraction", "data"), fontsize=6,
+                    color="0.4", va="center", ha="left")
+    ax.set(xlabel=r"rescaled time $\log(1+t)/\beta$",
+           ylabel=r"$2\beta e^{-\beta} E_\beta$", ylim=(0, 1.05))
+    if 1 < len(E) <= 6:
+        legend(fig, ax, ncol=min(len(E), 3))
+    return ax
