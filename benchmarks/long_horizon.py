@@ -7,8 +7,9 @@ Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
     beta = 15 to t = 1e15;
     and to t = 1e6 merged vs not merged (ratio of evaluations and of time;
     ``--quick`` stops the unmerged run at t = 1e4);
-(b) output times: 20,001 against 11 over [0, 50] (target: at most 2x the
-    evaluations), sd.solve and sd.simulate;
+(b) output times: 20,001 against 11 over [0, 50] (target: the same
+    evaluations, ratio <= 1.05; no cap on their count since issue 34),
+    sd.solve and sd.simulate (``benchmarks/output_times.py`` measures more);
 (c) the log clock: Pre-LN d = 2, n = 8, beta = 4 (8 seeds, Theorem 3.1's
     slowest grid point) to tau = 1e4, i.e. t = e^10000;
 (d) equiangular_time for 10 betas against the one-beta-at-a-time brentq of
@@ -83,12 +84,13 @@ def part_b():
     few, t_few = timed(lambda: solve(11))
     many, t_many = timed(lambda: solve(20_001))
     print(f"(b) sd.solve, 11 vs 20,001 output times: {few.nfev} vs {many.nfev} evaluations "
-          f"(ratio {many.nfev / few.nfev:.2f}, target <= 2), {t_few:.2f} vs {t_many:.2f} s")
+          f"(ratio {many.nfev / few.nfev:.2f}, target <= 1.05), {t_few:.2f} vs {t_many:.2f} s")
     X0 = sd.init.sphere(8, 4, batch=2, seed=0)
-    few = sd.simulate("post-ln", X0, beta=1.0, t=np.linspace(0, 50, 11))
-    many = sd.simulate("post-ln", X0, beta=1.0, t=np.linspace(0, 50, 20_001))
+    few, t_few = timed(lambda: sd.simulate("post-ln", X0, beta=1.0, t=np.linspace(0, 50, 11)))
+    many, t_many = timed(lambda: sd.simulate("post-ln", X0, beta=1.0,
+                                             t=np.linspace(0, 50, 20_001)))
     print(f"    sd.simulate: {few.nfev} vs {many.nfev} evaluations "
-          f"(ratio {many.nfev / few.nfev:.2f})")
+          f"(ratio {many.nfev / few.nfev:.2f}, target <= 1.05), {t_few:.2f} vs {t_many:.2f} s")
 
 
 def part_c():

@@ -376,7 +376,8 @@ def test_outputs_through_record_arrive_in_time_order():
     seen = []
     integ.integrate(_rotation, np.linspace(0, 20, 301), [[1.0, 0.0], [0.0, 1.0]],
                     rtol=1e-9, atol=1e-12,
-                    record=lambda k, members, y: seen.extend((k, m) for m in members))
+                    record=lambda k, members, y: seen.extend(zip(k.tolist(), members.tolist(),
+                                                                 strict=True)))
     for m in (0, 1):
         ks = [k for k, mm in seen if mm == m]
         assert ks == list(range(301))

@@ -8,6 +8,7 @@ Times are measured only as generous bounds on the CPU time of this process
 
 import itertools
 import math
+import os
 import re
 import subprocess
 import sys
@@ -122,24 +123,39 @@ def test_continuous_runs_beyond_1e150_are_refused(scheme, clock):
 
 # --- output times ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("entry, count, limit", [("solve", 10**6, "100,000"),
-                                                 ("simulate", 10**5, "10,000")])
-def test_too_many_output_times_are_refused_before_work(entry, count, limit):
-    t = np.linspace(0.0, 10.0, count)
+def _memory_limit():
+    """Half of this machine's memory, as checks.memory allows."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
+
+
+@pytest.mark.parametrize("entry", ["solve", "simulate"])
+def test_output_times_beyond_memory_are_refused_before_work(entry):
+    # no cap on the count: only the recorded arrays against half of the memory,
+    # counted before t is converted (a range this long could not be converted)
+    count = 10**15
+    t = range(count)
     call = ((lambda: sd.solve("post-ln", t=t, **EQUI)) if entry == "solve" else
             (lambda: sd.simulate("post-ln", X0, beta=1.0, t=t)))
-    refused(call, rf"^t: {count:,} output times, more than the {limit} allowed")
-    # counted before anything is converted: a range of a billion costs nothing
-    refused(lambda: checks.output_times(range(10**9), 10), r"1,000,000,000 output times")
+    msg = refused(call, rf"^t: {count:,} output times x 1 member.* needs about [\d.e+]+ GiB, "
+                        rf"more than half of")
+    assert float(re.search(r"needs about ([\d.e+]+) GiB", msg)[1]) * 2**30 > _memory_limit()
 
 
-def test_control_the_largest_number_of_output_times_runs(monkeypatch):
-    tr = sd.solve("post-ln", t=np.linspace(0.0, 10.0, solver.MAX_TIMES), **EQUI)
-    assert tr.gamma.shape == (solver.MAX_TIMES,)
-    monkeypatch.setattr(particles, "MAX_TIMES", 30)
-    assert sd.simulate("post-ln", X0, beta=1.0, t=np.arange(30.0)).gamma.shape == (30,)
-    refused(lambda: sd.simulate("post-ln", X0, beta=1.0, t=np.arange(31.0)),
-            r"31 output times, more than the 30")
+def test_control_output_times_once_refused_by_count_run_and_the_rule_follows_memory(
+        monkeypatch):
+    # 20,001 and 100,001 were over the old caps (10,000 and 100,000): they run now
+    t = np.linspace(0.0, 10.0, 20_001)
+    assert sd.simulate("post-ln", X0, beta=1.0, t=t).gamma.shape == (20_001,)
+    tr = sd.solve("post-ln", t=np.linspace(0.0, 10.0, 100_001), **EQUI)
+    assert tr.gamma.shape == (100_001,)
+    # the same request is refused on a machine 10,000 times smaller (the rule is
+    # memory, not a count)
+    pages = os.sysconf("SC_PHYS_PAGES") // 10_000
+    real = os.sysconf
+    monkeypatch.setattr(checks.os, "sysconf",
+                        lambda name: pages if name == "SC_PHYS_PAGES" else real(name))
+    refused(lambda: sd.simulate("post-ln", X0, beta=1.0, t=t),
+            r"^t: 20,001 output times x 1 member\(s\) of 8 tokens .* more than half")
 
 
 # --- sweep grids ---------------------------------------------------------------------

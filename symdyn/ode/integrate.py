@@ -7,18 +7,18 @@ array operation per stage. Unlike handing the stacked system to
 averaging of errors across members), so a member's result is what a scalar
 solve with the same tolerances would give, whatever else is in the batch.
 
-This module is the driver: it owns the loop, the step-size controller
-(:func:`symdyn.ode.methods.step_factor`), output times, breakpoints, events
-(:mod:`symdyn.ode.events`) and the generic hooks (``project``, ``record``,
-``refresh``); the methods are objects of :mod:`symdyn.ode.methods`.
+This module is the driver: the loop, breakpoints, events (:mod:`.events`),
+the hooks (``project``, ``record``, ``refresh``); the methods and the step
+control (with its floor on the error estimate) are in :mod:`.methods`.
 
 Procedure per sweep over the unfinished members:
 
 1. clip each step so it ends exactly on the member's next stop (a
    breakpoint where the right-hand side has a kink, or the last output time);
-   output times in between cost no step: they are read from DOP853's
-   continuous extension (:func:`dense_coefficients`, :func:`interpolate`;
-   three more evaluations on a step that has outputs inside);
+   output times in between neither end nor change a step: when some lies
+   inside a step, every accepted step makes DOP853's continuous extension
+   (three more evaluations) and they are read from it
+   (:mod:`symdyn.ode.outputs`);
 2. take the 12-stage step (:func:`dop853_step`) and measure its error with
    the embedded 5th and 3rd order solutions (:func:`error_norm`); a step is
    accepted when :math:`\\mathrm{err} < 1` and every value is finite;
@@ -30,8 +30,6 @@ With ``stiff=True``, a member whose steps stability holds (a contraction
 faster than the motion being resolved) continues with the Rosenbrock-W
 method of :mod:`symdyn.ode.rosenbrock`, and returns when explicit steps are
 cheaper again (:mod:`symdyn.ode.stiffness`).
-
-The controller and its floor on the error estimate: :mod:`symdyn.ode.methods`.
 
 Layer 1, ode.
 """
@@ -69,7 +67,7 @@ from .methods import (  # noqa: F401  (the driver's methods, importable here as 
     stage_sums_workspace,
     step_factor,
 )
-from .outputs import _Output, _serve, _serve_ends, _Stops
+from .outputs import _land, _Output, _restart, _serve_ends, _Stops, read
 from .stiffness import Methods
 
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
@@ -135,8 +133,10 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         ``project(y)`` maps accepted states back onto a manifold (e.g.
         renormalizes directions on the sphere).
     record : callable, optional
-        ``record(k, members, y)`` receives the states of ``members`` at output
-        time ``k`` instead of storing them (then ``BatchSolution.y`` is None).
+        ``record(k, members, y)`` receives, instead of storing them (then
+        ``BatchSolution.y`` is None), the states ``y[i]`` of ``members[i]`` at
+        output ``k[i]`` (arrays: every output a sweep reaches, in chunks; in
+        time order per member).
     refresh : callable, optional
         ``refresh(members, y) -> (changed, dims)``, called for the members
         that just completed :data:`REFRESH_STEPS` accepted steps with their
@@ -151,8 +151,9 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         Rosenbrock-W method :mod:`symdyn.ode.rosenbrock` (:mod:`symdyn.ode.stiffness`),
         and back: float64 states of at most ``rosenbrock.MAX_DIM`` components,
         whose batch's Jacobians fit in ``stiffness.JAC_FLOATS`` floats.
-        Stiff steps, and explicit ones near the stability limit, end on every
-        output time (no dense output).
+        Stiff steps end on every output time (no dense output); outputs inside
+        explicit steps past the dense-output edge are read from sub-steps
+        (:func:`symdyn.ode.outputs._edge`), the steps unchanged.
     events : Event or sequence of Event, optional
         :class:`symdyn.ode.events.Event` objects (or bare callables: terminal,
         either direction): ``g(t, y, *args)`` per member; the first root of
@@ -197,13 +198,14 @@ class _Driver:
         self.f, self.t_out, self.args, self.rtol, self.atol = f, t_out, tuple(args), rtol, atol
         self.project, self.refresh, self.events = project, refresh, events
         self.stops = stops = _Stops.build(t_out, breakpoints)
+        self.dense = stops.inside(t_out)         # every DOP853 step's continuous extension
         self.out = _Output(record, M, len(t_out), dim)
         self.following = np.zeros(M, dtype=int)      # index of each member's next output
+        self.t, self.y = np.zeros(M), y0.copy()
+        self.fy = f(self.t, self.y, stops.phase(self.t), *args)
         if t_out[0] == 0:
             self.out.save(np.arange(M), self.following, y0)
             self.following += 1
-        self.t, self.y = np.zeros(M), y0.copy()
-        self.fy = f(self.t, self.y, stops.phase(self.t), *args)
         self.h = initial_step(f, self.y, self.fy, (stops.phase(self.t),) + self.args, rtol,
                               atol, t_out[-1])
         self.nfev = 2
@@ -269,7 +271,8 @@ class _Driver:
             at = keep if sel is not active else active[keep]
             last_err[at], self.last_h[at] = err[keep], step[keep]
         too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
-        self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time)
+        self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time,
+                     mode.edge(active, step, lam))
         mode.switch(active, accept & ~clipped, step, new_h, last_err, lam)
         if self.refresh is not None:
             self.renew(active[accept])
@@ -283,17 +286,31 @@ class _Driver:
             self.active = active[~done]
 
     def advance(self, accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka,
-                stop_time):
-        """The accepted steps: events, outputs, the new states, the stops."""
+                stop_time, lam=None):
+        """The accepted steps: their continuous extensions, events, outputs, the
+        new states, the stops."""
         f, active, t, y, fy, ex = self.f, self.active, self.t, self.y, self.fy, self.mode.explicit
         idx = active[accept]
         t_end, y_end = t_new, y_new
+        pe = np.flatnonzero(accept[ex])     # accepted DOP853 steps among Ka's rows
+
+        def rows(x):
+            return x[ex][pe]
+        F = None
+        if self.dense and pe.size:          # every one's continuous extension: 3 evaluations
+            with np.errstate(all="ignore"):
+                F = dense_coefficients(f, rows(ta), rows(ya), rows(step), rows(y_new),
+                                       tuple(rows(a) for a in arga),
+                                       Ka if pe.size == Ka.shape[1] else Ka[:, pe])
+            self.nfev += 3
         if self.events:
-            t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka)
+            t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka, F)
         if idx.size and self._outputs_by(t_end):
-            self.nfev += _serve(f, self.t_out, self.out, self.following, self.project,
-                                accept[ex], active[ex][accept[ex]], ta[ex], ya[ex], step[ex],
-                                t_end[ex], y_new[ex], tuple(a[ex] for a in arga), Ka)
+            if F is not None:       # (without, no output lies inside a step)
+                self.nfev += read(f, self.t_out, self.out, self.following, self.project,
+                                  rows(active), rows(ta), rows(ya), Ka[0][pe], rows(step),
+                                  rows(t_end), tuple(rows(a) for a in arga), F,
+                                  None if lam is None else rows(lam))
             _serve_ends(self.t_out, self.out, self.following, self.project, idx,
                         t_end[accept], y_end[accept])
         if self.project is not None and idx.size:
@@ -316,10 +333,11 @@ class _Driver:
         first = self.following.min()
         return first < K and self.t_out[first] <= t_end.max()
 
-    def locate(self, accept, ta, ya, step, t_new, y_new, arga, Ka):
+    def locate(self, accept, ta, ya, step, t_new, y_new, arga, Ka, F=None):
         """Evaluate the events after the accepted steps; locate the first root
-        of each on the continuous extension, and stop the members whose
-        terminal event fired. Returns the steps' ends (the root for those)."""
+        of each on the continuous extension (``F``: those of every accepted
+        step, if made), and stop the members whose terminal event fired.
+        Returns the steps' ends (the root for those)."""
         active, events = self.active, self.events
         p = np.flatnonzero(accept)
         m, sub = active[p], tuple(a[p] for a in arga[1:])
@@ -330,10 +348,13 @@ class _Driver:
         if not rows.size:
             return t_new, y_new
         q, mq = p[rows], m[rows]
-        with np.errstate(all="ignore"):
-            F = dense_coefficients(self.f, ta[q], ya[q], step[q], y_new[q],
-                                   tuple(a[q] for a in arga), Ka[:, q])
-        self.nfev += 3
+        if F is None:
+            with np.errstate(all="ignore"):
+                F = dense_coefficients(self.f, ta[q], ya[q], step[q], y_new[q],
+                                       tuple(a[q] for a in arga), Ka[:, q])
+            self.nfev += 3
+        else:                       # events: no stiff members, F's rows are p's
+            F = [c[rows] for c in F]
         t_end, y_end = t_new.copy(), y_new.copy()
         first = np.full(len(q), np.inf)
         for j, e in enumerate(events):
@@ -411,24 +432,3 @@ def _stiffness(Ka, step, y_new, y_last):
 
 def _sq(x):
     return np.einsum("mi,mi->m", x, x)
-
-
-def _land(f, args, stops, landed, stop, t, y, fy, last_err):
-    """Members ``landed`` on their next stop move on to the next one; after a
-    breakpoint the stages restart. Returns the evaluations spent."""
-    if not landed.size:
-        return 0
-    k = stop[landed]
-    stop[landed] += 1
-    # new phase: no first-same-as-last reuse, and no error prediction across it
-    return _restart(f, args, stops, landed[stops.is_break[k]], t, y, fy, last_err)
-
-
-def _restart(f, args, stops, members, t, y, fy, last_err):
-    """A new right-hand side for ``members``: evaluate their first stage anew."""
-    if not members.size:
-        return 0
-    fy[members] = f(t[members], y[members], stops.phase(t[members]),
-                    *(a[members] for a in args))
-    last_err[members] = 0.0
-    return 1

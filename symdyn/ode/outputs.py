@@ -1,9 +1,16 @@
 """Where the driver's members stop and what they save.
 
 :class:`_Stops`: the times every member must end a step on (breakpoints,
-the last output time); :class:`_Output`: the states at the output times, kept
-or handed to a ``record`` callback; :func:`_serve`: output times inside an
-accepted step, read from the continuous extension (no step ends there).
+the last output time; :func:`_land`: what happens there); :class:`_Output`:
+the states at the output times, kept or handed to a ``record`` callback;
+:func:`read`: output times inside the accepted steps, read from DOP853's
+continuous extension (no step ends there: the steps and their number do
+not depend on the output times).
+
+Reading the outputs is arithmetic on arrays: every output time inside the
+accepted steps of a sweep, for every member, in one call per chunk of
+:data:`OUTPUT_FLOATS` floats (a 7th-degree polynomial per component), handed
+to ``record`` in one call per chunk.
 
 Layer 1, ode.
 """
@@ -14,7 +21,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .methods import dense_coefficients, interpolate
+from . import dop853
+from .methods import dense_coefficients, dop853_step, interpolate
+
+#: Output states interpolated at once (rows x components): bounds the memory
+#: of a step that holds many output times (100,000 in one step of a batch).
+OUTPUT_FLOATS = 1 << 18
+#: DOP853's continuous extension follows a mode of rate lambda decaying to
+#: within the step's own error while h lambda <= DENSE_EDGE; past DOP853's
+#: stability limit (about 6.5) it amplifies it (11x at 6, 1e4x at 10: a
+#: Post-LN cluster's contraction read 40x off its tolerance), so outputs
+#: inside such steps are read from sub-steps (:func:`_edge`).
+DENSE_EDGE = 4.0
+SUB_MAX = 16          # sub-steps of one step at most; beyond, a step to each output
+
+
+def count(t):
+    """How many output times ``t`` holds, counted before anything is
+    converted (a range of a billion costs nothing to count)."""
+    if isinstance(t, (list, tuple, range)):
+        return len(t)
+    return int(np.size(t)) if isinstance(t, np.ndarray) else 1
 
 
 @dataclass
@@ -38,6 +65,12 @@ class _Stops:
             return np.zeros(np.shape(t), dtype=np.intp)
         return np.searchsorted(self.breakpoints, t, side="right")
 
+    def inside(self, t_out):
+        """Whether some output time lies strictly inside a step's span (after
+        0, on no stop): then every accepted DOP853 step evaluates its
+        continuous extension, wherever the output times are."""
+        return bool(np.any((t_out > 0) & ~np.isin(t_out, self.times)))
+
 
 class _Output:
     """Stores states at output times, or hands them to ``record``."""
@@ -47,39 +80,102 @@ class _Output:
         self.y = None if record is not None else np.full((M, K, dim), np.nan)
 
     def save(self, members, k_out, rows):
+        """Output ``k_out[i]`` of member ``members[i]`` is ``rows[i]``: stored,
+        or handed to ``record`` in one call for all rows."""
         if self.record is None:
             self.y[members, k_out] = rows
-            return
-        for k in np.unique(k_out):
-            sel = k_out == k
-            self.record(int(k), members[sel], rows[sel])
+        else:
+            self.record(k_out, members, rows)
 
 
-def _serve(f, t_out, out, following, project, accept, idx, ta, ya, step, t_new, y_new,
-           arga, Ka):
-    """Save the outputs strictly inside the accepted DOP853 steps, from the
-    continuous extension. Returns the evaluations spent (3 when some step has
-    an output inside)."""
-    pos = np.flatnonzero(accept)
+def _inside(t_out, following, idx, t_end):
+    """The outputs strictly before ``t_end`` of members ``idx`` (rows of a
+    step), in time order per member: their rows, the members and the output
+    indices; ``following`` moves past them."""
+    K = len(t_out)
     nxt = following[idx]
-    pending = nxt < len(t_out)
-    inside = pending & (t_out[np.minimum(nxt, len(t_out) - 1)] < t_new[pos])
+    inside = (nxt < K) & (t_out[np.minimum(nxt, K - 1)] < t_end)
     if not inside.any():
-        return 0
-    p, m = pos[inside], idx[inside]
-    Kp = Ka[:, p]
-    with np.errstate(all="ignore"):
-        F = dense_coefficients(f, ta[p], ya[p], step[p], y_new[p],
-                               tuple(a[p] for a in arga), Kp)
+        return None
+    p, m = np.flatnonzero(inside), idx[inside]
     first = following[m]
-    count = np.searchsorted(t_out, t_new[p], side="left") - first
+    count = np.searchsorted(t_out, t_end[p], side="left") - first
+    following[m] += count
     row = np.repeat(np.arange(len(p)), count)           # one row per output
     k = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
-    x = (t_out[k] - ta[p][row]) / step[p][row]
-    rows = interpolate([c[row] for c in F], ya[p][row], x)
-    out.save(m[row], k, rows if project is None else project(rows))
-    following[m] += count
-    return 3
+    return p[row], m[row], k
+
+
+def _chunks(found, dim):
+    """``found`` (:func:`_inside`) in pieces of at most :data:`OUTPUT_FLOATS` floats."""
+    if found is None:
+        return
+    size = max(1, OUTPUT_FLOATS // dim)
+    for lo in range(0, len(found[0]), size):
+        yield tuple(a[lo:lo + size] for a in found)
+
+
+def _serve(t_out, out, following, project, idx, ta, ya, step, t_end, F):
+    """Save the outputs strictly inside the accepted DOP853 steps (rows of
+    ``ta``, ... ; members ``idx``; ``F`` their continuous extensions), read
+    from the continuous extension, chunk by chunk of :data:`OUTPUT_FLOATS`."""
+    for q, m, k in _chunks(_inside(t_out, following, idx, t_end), ya.shape[1]):
+        y = interpolate([c[q] for c in F], ya[q], (t_out[k] - ta[q]) / step[q])
+        out.save(m, k, y if project is None else project(y))
+
+
+def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, F, z):
+    """The outputs inside the accepted DOP853 steps (members ``idx``, ``F``
+    their continuous extensions): read from ``F``, or, for steps past the
+    dense-output edge (``z``: :math:`h\\lambda`, with ``stiff``; else None),
+    from sub-steps (:func:`_edge`). Returns the evaluations spent."""
+    edge = None if z is None else z > DENSE_EDGE
+    if edge is None or not edge.any():
+        _serve(t_out, out, following, project, idx, ta, ya, step, t_end, F)
+        return 0
+    c = ~edge
+    _serve(t_out, out, following, project, idx[c], ta[c], ya[c], step[c], t_end[c],
+           [x[c] for x in F])
+    return _edge(f, t_out, out, following, project, idx[edge], ta[edge], ya[edge], fa[edge],
+                 step[edge], t_end[edge], tuple(a[edge] for a in args), z[edge])
+
+
+def _edge(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, z):
+    """The outputs inside steps past DOP853's dense-output edge (``z``:
+    :math:`h\\lambda > ` :data:`DENSE_EDGE`), the step left as it is: read
+    from ``ceil(z / DENSE_EDGE)`` DOP853 sub-steps of the step, each with its
+    continuous extension (15 evaluations each, however many outputs); beyond
+    :data:`SUB_MAX` sub-steps, one DOP853 step from the step's start to each
+    output (12 evaluations, a row per output). Returns the evaluations spent."""
+    parts = np.ceil(z / DENSE_EDGE).astype(int)
+    far = parts > SUB_MAX
+    nfev = 0
+    if far.any():
+        sub = tuple(a[far] for a in args)
+        for q, m, k in _chunks(_inside(t_out, following, idx[far], t_end[far]), ya.shape[1]):
+            K = np.empty((dop853.N_EXTENDED, len(q), ya.shape[1]), dtype=ya.dtype)
+            tk = t_out[k]
+            with np.errstate(all="ignore"):
+                y = dop853_step(f, ta[far][q], ya[far][q], fa[far][q], tk - ta[far][q], tk,
+                                tuple(a[q] for a in sub), K)
+            out.save(m, k, y if project is None else project(y))
+            nfev += dop853.N_STAGES
+    near = np.flatnonzero(~far)
+    t0, y0, f0, h = ta[near], ya[near].copy(), fa[near].copy(), step[near] / parts[near]
+    for j in range(parts[near].max(initial=0)):
+        r = np.flatnonzero(parts[near] > j)
+        last = parts[near][r] == j + 1
+        t1 = np.where(last, t_end[near][r], t0[r] + h[r])
+        hj = t1 - t0[r]
+        sub = tuple(a[near][r] for a in args)
+        K = np.empty((dop853.N_EXTENDED, len(r), ya.shape[1]), dtype=ya.dtype)
+        with np.errstate(all="ignore"):
+            y1 = dop853_step(f, t0[r], y0[r], f0[r], hj, t1, sub, K)
+            F = dense_coefficients(f, t0[r], y0[r], hj, y1, sub, K)
+        nfev += dop853.N_STAGES + 3
+        _serve(t_out, out, following, project, idx[near][r], t0[r], y0[r], hj, t1, F)
+        t0[r], y0[r], f0[r] = t1, y1, K[dop853.N_STAGES]
+    return nfev
 
 
 def _serve_ends(t_out, out, following, project, idx, t_new, y_new):
@@ -90,3 +186,24 @@ def _serve_ends(t_out, out, following, project, idx, t_new, y_new):
         rows = y_new[ends]
         out.save(idx[ends], nxt[ends], rows if project is None else project(rows))
         following[idx[ends]] += 1
+
+
+def _land(f, args, stops, landed, stop, t, y, fy, last_err):
+    """Members ``landed`` on their next stop move on to the next one; after a
+    breakpoint the stages restart. Returns the evaluations spent."""
+    if not landed.size:
+        return 0
+    k = stop[landed]
+    stop[landed] += 1
+    # new phase: no first-same-as-last reuse, and no error prediction across it
+    return _restart(f, args, stops, landed[stops.is_break[k]], t, y, fy, last_err)
+
+
+def _restart(f, args, stops, members, t, y, fy, last_err):
+    """A new right-hand side for ``members``: evaluate their first stage anew."""
+    if not members.size:
+        return 0
+    fy[members] = f(t[members], y[members], stops.phase(t[members]),
+                    *(a[members] for a in args))
+    last_err[members] = 0.0
+    return 1

@@ -23,7 +23,10 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+import bisect
 import math
+
+import numpy as np
 
 from ..base.arithmetic import power
 from . import dop853
@@ -38,6 +41,7 @@ from .methods import (
 )
 
 _S = dop853.N_STAGES
+_ARRAY_OUTPUTS = 8      # outputs inside one step from which numpy reads them
 
 
 def _row(weights):
@@ -132,22 +136,46 @@ def _interpolate(F, y, x):
     return [o + a for o, a in zip(out, y, strict=True)]
 
 
+def _outputs(F, y, t, h, t_out, k, t_new, states):
+    """The outputs ``k, k+1, ...`` before ``t_new`` from the continuous
+    extension ``F`` of the step from ``(t, y)``: a few in floats, more as
+    arrays (the same operations in the same order: equal bit for bit).
+    Returns the next output's index."""
+    stop = bisect.bisect_left(t_out, t_new, k)
+    if stop - k < _ARRAY_OUTPUTS:
+        for j in range(k, stop):
+            states[j] = _interpolate(F, y, (t_out[j] - t) / h)
+        return stop
+    x = ((np.asarray(t_out[k:stop]) - t) / h)[:, None]
+    out = np.zeros((stop - k, len(y)))
+    for i, row in enumerate(reversed(F)):
+        out += np.asarray(row)
+        out *= x if i % 2 == 0 else 1 - x
+    states[k:stop] = out + np.asarray(y)
+    return stop
+
+
 def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200_000):
     """Integrate one member: ``f(t, y, phase) -> list`` from ``t = 0``.
 
     ``t_out``: increasing output times ``>= 0``; ``y0``, ``rtol``, ``atol``:
     lists of floats (per component); ``h0``: the first step (from
-    :func:`symdyn.ode.methods.initial_step`). Returns ``(states, nfev, nsteps)``
-    with one list per output time; raises :class:`GiveUp` where the batched
-    path must answer instead.
+    :func:`symdyn.ode.methods.initial_step`). Returns ``(states, nfev, nsteps)``,
+    ``states`` an array (output times, components); raises :class:`GiveUp`
+    where the batched path must answer instead. As the batched driver, every
+    accepted step makes its continuous extension when some output time lies
+    inside a step (the evaluations do not depend on where the outputs are),
+    and no step ends on an output time.
     """
     dim = len(y0)
+    t_out = list(t_out)
     t_end = t_out[-1]
     bps = sorted(b for b in breakpoints if 0 < b < t_end)
     stops = sorted(set(bps) | ({t_end} if t_end > 0 else set()))
-    states, k = [], 0
+    dense = any(0 < x and x not in stops for x in t_out)
+    states, k = np.full((len(t_out), dim), np.nan), 0
     while k < len(t_out) and t_out[k] == 0:
-        states.append(list(y0))
+        states[k] = y0
         k += 1
     t, y, phase = 0.0, list(y0), 0
     fy = _call(f, t, y, phase)
@@ -183,15 +211,14 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
                 continue
             if not clipped:
                 last_err, last_h = err, step
-            if k < len(t_out) and t_out[k] < t_new:
+            if dense:
                 F = _dense(f, t, y, step, y_new, phase, K, dim)
                 nfev += 3
-                while k < len(t_out) and t_out[k] < t_new:
-                    states.append(_interpolate(F, y, (t_out[k] - t) / step))
-                    k += 1
+                if k < len(t_out) and t_out[k] < t_new:
+                    k = _outputs(F, y, t, step, t_out, k, t_new, states)
             t, y, fy, h = t_new, y_new, K[_S], new_h
             if k < len(t_out) and t_out[k] == t:
-                states.append(list(y))
+                states[k] = y
                 k += 1
         if stop in bps:                      # a new phase: fresh first stage
             phase += 1

@@ -20,8 +20,7 @@ STIFF_STEPS = 15             # ... for this many accepted steps: switch to ROS34
 TRIAL_STEPS = 8              # ROS34PW2 steps before its step size is judged
 JAC_AGE = 10                 # ROS34PW2 steps on one Jacobian ...
 JAC_FLOATS = 20_000_000      # the batch's Jacobians must fit in this many floats
-EDGE_MEMORY = 2 * STIFF_STEPS  # explicit steps after one with h lambda > STIFF_EDGE
-                               # that land on the outputs (no continuous extension)
+EDGE_MEMORY = 2 * STIFF_STEPS  # attempts over which a member's largest lambda is kept
 
 
 class Methods:
@@ -44,12 +43,16 @@ class Methods:
     from the explicit step size).
     Each return doubles the member's count before the next switch, so a
     member whose steps only look stiff pays for at most a few trials.
-    Explicit steps within :data:`EDGE_MEMORY` steps of one with
-    :math:`h\lambda >` :data:`STIFF_EDGE` end on the output times as the
-    Rosenbrock steps do: there the step size oscillates about the stability
-    limit, and DOP853's continuous extension, built from stages that amplify
-    the stiff component, missed by 3e-7 at ``rtol = 1e-9`` (rates 3.2 and 154,
-    ``tests/test_rosenbrock.py``).
+    Explicit steps never end on output times (their steps do not depend on
+    them); :meth:`edge` gives each step's :math:`h\lambda` with the largest
+    :math:`\lambda` of the member's last :data:`EDGE_MEMORY` attempts
+    (rejected ones included): where the step size oscillates about the
+    stability limit, a long step after short ones measures a small
+    :math:`\lambda` (its stiff component was damped: 0.5 for 20), and DOP853's
+    continuous extension, built from stages that amplify that component,
+    missed by 3e-7 at ``rtol = 1e-9`` (rates 3.2 and 154,
+    ``tests/test_rosenbrock.py``); past
+    :data:`symdyn.ode.outputs.DENSE_EDGE` the outputs are read from sub-steps.
     """
 
     def __init__(self, M, enabled, dim, dtype):
@@ -67,7 +70,8 @@ class Methods:
         self.age = np.full(M, JAC_AGE)
         self.h_explicit = np.zeros(M)
         self.since = np.zeros(M, dtype=int)     # ROS34PW2 steps since the switch
-        self.calm = np.full(M, EDGE_MEMORY)     # explicit steps since h lambda > STIFF_EDGE
+        self.rate = np.zeros(M)                  # the largest recent lambda ...
+        self.rate_age = np.zeros(M, dtype=int)  # ... measured this many attempts ago
         self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / dop853.N_STAGES)
 
     def target(self, active, ta, stop_time, t_out, following):
@@ -79,15 +83,26 @@ class Methods:
             return stop_time
         sf = self.stiff[active]
         self.explicit = ~sf if sf.any() else slice(None)
-        # DOP853's continuous extension is not accurate for a component at or
-        # past the stability limit (the step oscillates there, its stages
-        # amplify that component): such members land on their outputs too
-        land = sf | (self.calm[active] < EDGE_MEMORY)
-        if not land.any():
+        if not sf.any():
             return stop_time
         nxt = following[active]
         out_time = np.where(nxt < len(t_out), t_out[np.minimum(nxt, len(t_out) - 1)], np.inf)
-        return np.where(land, np.minimum(stop_time, out_time), stop_time)
+        return np.where(sf, np.minimum(stop_time, out_time), stop_time)
+
+    def edge(self, active, step, lam):
+        """:math:`h\\lambda` of every active row's step with the largest
+        :math:`\\lambda` of the member's last :data:`EDGE_MEMORY` attempts
+        (``lam``: this attempt's :math:`h\\lambda`, 0 for stiff rows); None
+        without the switch."""
+        if not self.enabled:
+            return None
+        with np.errstate(all="ignore"):
+            now = np.where(np.isfinite(lam) & (step > 0), lam / step, 0.0)
+        rate, age = self.rate[active], self.rate_age[active] + 1
+        newer = (now >= rate) | (age >= EDGE_MEMORY)
+        self.rate[active] = rate = np.where(newer, now, rate)
+        self.rate_age[active] = np.where(newer, 0, age)
+        return step * rate
 
     def exponent(self, active):
         """The step control's exponent per member: DOP853's -1/8 or ROS34PW2's -1/3."""
@@ -140,8 +155,6 @@ class Methods:
             else self.explicit
         e = full & explicit
         edge = lam > STIFF_EDGE
-        self.calm[active[explicit]] = np.where(edge[explicit], 0,
-                                               self.calm[active[explicit]] + 1)
         self.count[active[e]] = np.where(edge[e], self.count[active[e]] + 1, 0)
         ready = e & edge & (self.count[active] >= self.wait[active])
         going = active[ready]

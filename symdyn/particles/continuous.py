@@ -82,9 +82,11 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
         return y
 
     def record(k, members, y):
+        # every output inside the sweep's steps at once (k: one per row): the
+        # observables and the speeds (one batched evaluation of the field)
         th, rr = unpack(y)
         rec.observe(field, k, members, times[k], th, rr, beta[members], None,
-                    f"t = {times[k]:g}", merged, times[k] if log else 0.0)
+                    lambda: f"t = {times[k].min():g}", merged, times[k] if log else 0.0)
 
     def refresh(members, y):
         th, rr = unpack(y)

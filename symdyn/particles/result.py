@@ -16,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
+from ..base.checks import memory
 from ..model.display import simulation_rows, summary_html, summary_text
+from ..ode import outputs
 from . import merging
 
 
@@ -108,20 +110,45 @@ class Simulation:
                             self.gamma)
 
 
+def check_outputs(t, M, n, d, save_x):
+    """Refuse, before ``t`` is converted, output times whose recorded
+    observables would not fit in memory (:func:`~symdyn.base.checks.memory`:
+    half of this machine's memory): per member and output time 6 floats,
+    5 flags and ``3 n`` floats (``r``, ``speed``, ``offset``), and ``n d``
+    more with ``save_x``; twice that (the arrays and the result's copies).
+    Output times cost no steps, so their count has no other limit."""
+    K = outputs.count(t)
+    per = 8 * (6 + 3 * n + (n * d if save_x else 0)) + 5
+    memory(2 * M * K * per, f"t: {K:,} output times x {M:,} member(s) of {n} tokens "
+                            f"(the recorded observables{', save_x' if save_x else ''})")
+
+
 #: Graphs of at most this many tokens are labelled here (a few numpy calls for the
 #: batch); larger ones by scipy, one graph at a time.
 SMALL_GRAPH = 64
 
 
-def components(linked: np.ndarray) -> np.ndarray:
+def components(linked: np.ndarray, links: np.ndarray | None = None) -> np.ndarray:
     """The number of connected components of each graph ``linked`` (m, n, n):
-    symmetric, its diagonal set.
+    symmetric, its diagonal set (``links``: its count of True, if known).
 
-    Small graphs: every token takes the smallest label among its neighbours
-    and itself, then the label of that label (labels only decrease and stay
-    within the component); where no label changes, each component carries
-    one label, that of the one token labelled by itself.
+    A complete graph has one, one without edges ``n``; the others: small
+    graphs by labels (every token takes the smallest label among its
+    neighbours and itself, then the label of that label: labels only
+    decrease and stay within the component; where no label changes, each
+    component carries one label, that of the one token labelled by itself).
     """
+    m, n, _ = linked.shape
+    if links is None:
+        links = np.count_nonzero(linked, axis=(-1, -2))
+    out = np.where(links == n * n, 1, n)
+    rest = np.flatnonzero((links != n * n) & (links != n))
+    if rest.size:
+        out[rest] = _components(linked[rest])
+    return out
+
+
+def _components(linked):
     m, n, _ = linked.shape
     if n > SMALL_GRAPH:
         return np.array([connected_components(g, directed=False)[0] for g in linked])
@@ -156,16 +183,20 @@ class Recorder:
 
     def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
                 shift=0.0):
-        """Record output ``k`` at time ``tk``: the speeds are the field's there
-        (``r`` is recorded as ``rad + shift``: the log clock's ``u + tau``).
+        """Record row ``i`` as output ``k[i]`` (or ``k``) of member ``members[i]``
+        at time ``tk[i]`` (or ``tk``), every row at once: directions ``theta``
+        (m, n, d), ``rad`` (m, n); the speeds are the field's there, one
+        batched evaluation for all rows (``r`` is recorded as ``rad + shift``:
+        the log clock's ``u + tau``; ``shift`` a scalar or one per row).
 
         ``merged`` (a :class:`~symdyn.particles.merging.Coalescence`): every original
         token reports its representative's state and speed, and the pairwise
         observables that are only bounds are flagged. A non-finite
         token or speed, or a law the field refused, is an ``ArithmeticError``
-        (``where`` tells the reader what to change).
+        (``where``, a str or a callable giving one, tells the reader what to
+        change).
         """
-        tm = np.full(len(members), tk)
+        tm = np.broadcast_to(np.asarray(tk, dtype=float), (len(members),))
         field.fault = None
         mass = None if merged is None else merged.mass[members]
         dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass)
@@ -173,9 +204,10 @@ class Recorder:
         if merged is not None:
             theta, rad, speed = merged.expand(members, theta, rad, speed)
         if not (all_finite(theta) and all_finite(speed)):
-            raise ArithmeticError("simulate: " + (field.fault or f"non-finite tokens or "
-                                                               f"velocities at {where}"))
-        self(k, members, theta, rad + shift, speed)
+            raise ArithmeticError("simulate: " + (
+                field.fault or f"non-finite tokens or velocities at "
+                               f"{where if isinstance(where, str) else where()}"))
+        self(k, members, theta, rad + np.asarray(shift)[..., None], speed)
         if merged is not None:
             flags, self.spread[members, k] = merged.bounds(members, theta)
             self.offset[members, :, k] = merged.offset[members]
@@ -193,8 +225,9 @@ class Recorder:
         self.min_cos[members, k] = G.min(axis=(-1, -2))
         diagonal[...] = 1.0
         linked = G >= self.threshold
-        self.linked[members, k] = (np.count_nonzero(linked, axis=(-1, -2)) - n) / (n * (n - 1))
-        self.clusters[members, k] = components(linked)
+        links = np.count_nonzero(linked, axis=(-1, -2))
+        self.linked[members, k] = (links - n) / (n * (n - 1))
+        self.clusters[members, k] = components(linked, links)
         self.r[members, :, k] = rad
         self.speed[members, :, k] = speed
         if self.X is not None:

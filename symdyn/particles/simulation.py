@@ -62,13 +62,13 @@ from .arguments import (
 from .continuous import continuous
 from .field import Field
 from .layers import layers as run_layers
-from .result import Recorder, Simulation
+from .result import Recorder, Simulation, check_outputs
 from .weights import Weights, as_weights, identity
 
 # the names of symdyn 0.2's single module, for its importers
 _Field, _Recorder = Field, Recorder
 
-__all__ = ["MAX_TIMES", "NONE", "SIMULATE_OPTIONS", "TOLERANCES", "Simulation", "layer_times",
+__all__ = ["NONE", "SIMULATE_OPTIONS", "TOLERANCES", "Simulation", "layer_times",
            "resolve", "simulate"]
 
 
@@ -84,9 +84,6 @@ def _check_law(s, times, n, beta, step, clock):
 
 #: A layer loop estimated (from below) to take longer than this is refused.
 MAX_DAYS = 1
-#: Output times of one simulate: each costs the observables of every member
-#: in Python (about 1 ms a member; 1e4 times took 11 s), so more are refused.
-MAX_TIMES = 10_000
 #: The continuous dynamics runs to t (tau with clock="log") <= MAX_TIME:
 #: beyond about 1e155 the batched integrator's steps stop growing (t = 1e250
 #: did not finish in minutes, where 1e150 takes under a second).
@@ -96,9 +93,10 @@ MAX_TIME = 1e150
 def layer_times(t, step, flops=0.0):
     """Output times; with ``step``, multiples of it on distinct layers, and a
     layer count that can run (from below: 10 us a layer plus ``flops`` a layer
-    at 1e12 flop/s); at most :data:`MAX_TIMES` times, and the continuous
-    dynamics (``step=None``) to :data:`MAX_TIME`."""
-    times = output_times(t, MAX_TIMES, "each costs about 1 ms of Python a member")
+    at 1e12 flop/s), and the continuous dynamics (``step=None``) to
+    :data:`MAX_TIME`. (Their count is bounded by memory only:
+    :func:`~symdyn.particles.result.check_outputs`.)"""
+    times = output_times(t)
     if step is None:
         if times[-1] > MAX_TIME:
             raise ValueError(f"t: the continuous dynamics runs to t <= {MAX_TIME:g} (tau "
@@ -251,6 +249,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     span = (w is None or w.identity) and d > n and opt.kappa is None
     heads = 1 if w is None else w.Q.shape[1]
     full = 0 if w is None or w.identity else 1.5 * d        # projections Q, K, V
+    check_outputs(t, M, n, d, save_x)
     times = layer_times(t, opt.step, flops=4 * M * heads * n * d * (n + full))
     workspace(M, n, d, len(times), span, opt.step, save_x)
     _check_law(s, times, n, b, opt.step, clock)

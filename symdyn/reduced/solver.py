@@ -35,6 +35,7 @@ from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from ..ode.integrate import BatchSolution, initial_step
+from ..ode.outputs import count
 from ..ode.scalar import GiveUp, integrate_one
 from .compile import stable_system
 from .forward_sensitivity import parameter_names, sensitivity
@@ -53,10 +54,6 @@ from .solve_checks import (  # noqa: F401  (the names tests and benchmarks reach
 )
 from .solve_mp import _solve_mp
 from .solve_result import Trajectory
-
-#: Output times of one solve: each costs about 30 us of Python (dense output
-#: and the observables: 1e6 times took 31 s), so more are refused.
-MAX_TIMES = 100_000
 
 
 def _wrt(s: Scheme, sensitivities):
@@ -138,8 +135,8 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     s = get_scheme(scheme)
     params = run_parameters(s, params, legacy, "solve", SOLVE_OPTIONS)
     check_attention(attention)
-    times = output_times(t, MAX_TIMES, "each costs about 30 us of Python")
-    _check_size(s, times, (n, beta, gamma0, r0, *params.values()), sensitivities)
+    _check_size(s, count(t), (n, beta, gamma0, r0, *params.values()), sensitivities)
+    times = output_times(t)
     n, beta, gamma0, r0, params = _parameters(s, n, beta, gamma0, r0, params)
     wrt = _wrt(s, sensitivities)
     rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
@@ -164,20 +161,21 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     return tr
 
 
-def _check_size(s, times, values, sensitivities):
-    """Refuse (:func:`checks.memory`), before anything is broadcast, a batch
-    that would not fit: ``values`` (n, beta, gamma0, r0, the parameters)
-    broadcast to M members, each integrated with about 40 floats per state
-    component and holding its outputs (5, and a state, per output time)."""
+def _check_size(s, K, values, sensitivities):
+    """Refuse (:func:`checks.memory`), before anything is broadcast or ``t``
+    converted, a batch that would not fit: ``values`` (n, beta, gamma0, r0,
+    the parameters) broadcast to M members, each integrated with about 40
+    floats per state component and holding its ``K`` outputs (5, and a
+    state, per output time: the only limit on their count)."""
     try:
         shape = np.broadcast_shapes(*(np.shape(v) for v in values))
     except (ValueError, TypeError):
         return                  # _parameters names the shapes that do not broadcast
-    M, K = math.prod(shape), len(times)
+    M = math.prod(shape)
     dim = 2 + 2 * len(_wrt(s, sensitivities) or ())
     memory(8 * M * (40 * dim + K * (dim + 12)),
-           f"solve: n, beta, gamma0, r0 and the parameters broadcast to shape {shape} "
-           f"({M:,} members) x {K:,} times")
+           f"t: {K:,} output times x {M:,} members (n, beta, gamma0, r0 and the "
+           f"parameters broadcast to shape {shape})")
 
 
 def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
@@ -196,9 +194,12 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
     eps = np.exp(u)
     phase = np.searchsorted(system.breakpoints, times, side="left")  # left limits
     rate = np.empty_like(eps)
-    with np.errstate(invalid="ignore"):
-        for k, tk in enumerate(times):
-            rate[:, k] = field.phases[phase[k]][0](tk, eps[:, k], r[:, k], nn, bb, *pp)
+    with np.errstate(invalid="ignore"):       # one call per phase, every output time
+        for p in np.unique(phase):
+            cols = np.flatnonzero(phase == p)
+            rate[:, cols] = field.phases[p][0](times[cols], eps[:, cols], r[:, cols],
+                                               nn[:, None], bb[:, None],
+                                               *(v[:, None] for v in pp))
     gamma_dot = np.where(frozen[:, None], 0.0, -eps * rate)
     if not (np.all(np.isfinite(gamma_dot)) and np.all(np.isfinite(r))):
         raise ArithmeticError("solve: non-finite values in the solution" + _hint(system))
@@ -236,6 +237,6 @@ def _solve_one(system, times, y0, args, rtol, atol, field):
                 atol=atol[0].tolist(), breakpoints=system.breakpoints)
     except GiveUp:
         return None
-    return BatchSolution(np.array(states)[None], nfev + 2, np.array([nsteps]), True,  # + h0
+    return BatchSolution(states[None], nfev + 2, np.array([nsteps]), True,  # + h0
                          "integration successful")
 

@@ -283,11 +283,11 @@ def check_size(kind, axes, seeds, times, batch, max_times):
     largest task takes the largest ``n``, ``d``, ``heads`` and number of
     weight draws: integrator stages on the tokens, attention matrices, the
     recorded observables and the weights. ``max_times``: the most output
-    times the kind takes (each costs Python time per member).
+    times the kind takes (None: no limit but memory).
     """
     points = math.prod(len(v) for v in axes.values())
     K = len(times)
-    if K > max_times:
+    if max_times is not None and K > max_times:
         raise ValueError(f"t: {K:,} output times, more than the {max_times:,} a "
                          f"{kind} sweep takes (each costs Python time per member); ask "
                          f"for fewer times")

@@ -24,9 +24,7 @@ import numpy as np
 from ..model.baseline import resolve
 from ..model.registry import scheme
 from ..particles import init, weights
-from ..particles.simulation import MAX_TIMES as SIMULATE_TIMES
 from ..particles.simulation import layer_times, simulate
-from ..reduced.solver import MAX_TIMES as SOLVE_TIMES
 from ..reduced.solver import solve
 
 
@@ -34,14 +32,14 @@ class Kind(NamedTuple):
     """What the grid checks of one kind of run before any work."""
 
     resolve: Callable          # an axis value -> a Scheme (a ValueError when it is none)
-    max_times: int             # the most output times
+    max_times: int | None = None    # the most output times (None: memory decides)
     check_step: Callable | None = None     # check_step(times, step): a ValueError if unfit
 
 
 #: The kinds of sweep: ``simulate`` (the particle system, ``"none"`` allowed)
 #: and ``solve`` (the reduced ODE).
-KINDS = {"simulate": Kind(resolve, SIMULATE_TIMES, layer_times),
-         "solve": Kind(scheme, SOLVE_TIMES)}
+KINDS = {"simulate": Kind(resolve, None, layer_times),
+         "solve": Kind(scheme)}
 
 
 def _start(p, seed):
