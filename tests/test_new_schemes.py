@@ -155,3 +155,20 @@ def test_mix_ln_switch_may_stay_a_symbol():
     tr = sd.solve(bound, n=8, beta=1.0, gamma0=0.0, t=[0.25, 2.0])
     one = sd.solve(sd.scheme("mix-ln", t_switch=0.5), n=8, beta=1.0, gamma0=0.0, t=[0.25, 2.0])
     assert np.allclose(tr.gamma, one.gamma, rtol=1e-12)
+
+
+def test_derive_and_table_state_the_parameters_in_a_caption():
+    d = sd.derive(sd.scheme("deepnorm", layers=48))
+    assert str(d).splitlines()[0] == "deepnorm (softmax attention; N = 48)"
+    assert r"\footnotesize Parameters: DeepNorm $N = 48$.} \\" in d.latex_table()
+    # the formulas are those of N = 48: alpha = 96^(1/4)
+    assert sp.simplify(d.scheme.speed - sp.Integer(96) ** sp.Rational(1, 4)) == 0
+    tex = sd.table(format="latex")
+    assert r"DeepNorm $N = 12$" in tex.splitlines()[-2] and "Mix-LN" in tex.splitlines()[-2]
+    two = sd.table([sd.scheme("deepnorm", layers=6), sd.scheme("deepnorm", layers="N")],
+                   format="latex", columns=["speed"])
+    assert r"DeepNorm ($N = 6$) &" in two and r"DeepNorm ($N$) & $\sqrt[4]{2} \sqrt[4]{N}$" in two
+    # control: a scheme without parameters has no caption line
+    assert "Parameters" not in sd.derive("post-ln").latex_table()
+    assert "Parameters" not in sd.table("post-ln", format="latex")
+    assert str(sd.derive("post-ln")).splitlines()[0] == "post-ln (softmax attention)"

@@ -119,7 +119,7 @@ def _scheme_arguments(p):
 def _entry_options(p):
     """``--NAME`` for each parameter the entries declare (``--alpha``,
     ``--t-switch``, ...), unless the command has an option of that name."""
-    for name, (kind, owners, default) in entry_parameters().items():
+    for name, (_kind, owners, default) in entry_parameters().items():
         with contextlib.suppress(argparse.ArgumentError):
             p.add_argument(f"--{name.replace('_', '-')}", dest=f"scheme_{name}",
                            metavar=name.upper(), type=str,
@@ -231,7 +231,7 @@ def _add_simulate(sub) -> None:
                    help="the arithmetic of the particles")
     m.add_argument("--method", default="auto", choices=("auto", "dop853"),
                    help="auto: stiff stretches switch to ROS34PW2; dop853: explicit only")
-    m.add_argument("--mask", default="full", choices=("full", "causal"),
+    m.add_argument("--mask", default="full", choices=("full", "causal"), type=str.lower,
                    help="full attention, or causal: token k attends to tokens j <= k")
     m.add_argument("--kappa", type=float,
                    help="inverse noise level > 0 of noisy layers (needs --step); "

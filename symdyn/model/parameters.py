@@ -152,7 +152,7 @@ def entry_number(p, value) -> tuple[sp.Expr, tuple]:
         try:
             return number_in_range(expr, p.name, p.low, p.high, p.integer), ()
         except ValueError as exc:
-            raise ValueError(f"{exc} ({shown(value)})") from None
+            raise ValueError(str(exc).rsplit(", got ", 1)[0] + f", got {shown(value)}") from None
     return number_in_range(value, p.name, p.low, p.high, p.integer), ()
 
 

@@ -16,7 +16,7 @@ import sympy as sp
 from ..base.budget import complete_cache
 from ..base.checks import shown
 from ..model.display import formula_table, latex
-from ..model.registry import Scheme, SchemeLike
+from ..model.registry import Scheme, SchemeLike, parameter_text, parameter_values
 from ..model.registry import scheme as get_scheme
 from .asymptotics import Terminal, terminal
 from .equiangular import Reduction, reduce
@@ -70,11 +70,19 @@ class Derivation:
             ("d gamma/dt ~", show(term.gamma_dot)),
         ]
 
+    def parameters(self, fmt: str = "text") -> str:
+        """The scheme's number parameters as a caption: ``N = 48`` (every one,
+        defaults too; a symbol stands alone), ``""`` when it has none."""
+        return ", ".join(parameter_text(p, v, fmt) + ("" if v.is_number else " symbolic")
+                         for p, v in parameter_values(self.scheme, True))
+
     def __str__(self) -> str:
         """The table ``symdyn derive`` prints."""
         rows = self.rows("text")
         width = max(len(label) for label, _ in rows)
-        head = f"{self.scheme.name} ({self.reduction.attention} attention)"
+        given = self.parameters()
+        head = f"{self.scheme.name} ({self.reduction.attention} attention" + \
+            (f"; {given})" if given else ")")
         return "\n".join([head] + [f"{label:<{width}}  {v}" for label, v in rows])
 
     def _repr_latex_(self) -> str:
@@ -91,11 +99,13 @@ class Derivation:
                 f"{_text(v) if label == 'terminal law' or v in words else '$' + v + '$'} \\\\"
                 for label, v in self.rows("latex")]
         name = self.scheme.style.label if self.scheme.style else self.scheme.name
+        given = self.parameters("latex")
+        caption = [_caption(2, f"{name} ${given}$")] if given else []
         return "\n".join([
             f"% symdyn: derive {self.scheme.name}; needs \\usepackage{{booktabs}}",
             r"\begin{tabular}{ll}", r"\toprule",
             rf"\multicolumn{{2}}{{l}}{{{name}, {self.reduction.attention} attention}} \\",
-            r"\midrule", *rows, r"\bottomrule", r"\end{tabular}"])
+            r"\midrule", *rows, r"\bottomrule", *caption, r"\end{tabular}"])
 
     def as_dict(self) -> dict:
         """JSON-ready: every formula as a sympy string and as LaTeX."""
@@ -122,6 +132,11 @@ _LATEX_LABELS = {
     "terminal law": "terminal law", "1 - gamma ~": r"$1-\gamma\sim$",
     "d gamma/dt ~": r"$\dot\gamma\sim$",
 }
+
+
+def _caption(columns: int, text: str) -> str:
+    """The caption line under a booktabs table: the parameters its formulas hold."""
+    return rf"\multicolumn{{{columns}}}{{l}}{{\footnotesize Parameters: {text}.}} \\"
 
 
 def _text(words: str) -> str:
@@ -239,15 +254,33 @@ def table(schemes=None, attention: str = "softmax", format: str = "dataframe",
         names = [schemes]
     else:
         names = list(schemes)
-    rows, labels = {}, {}
+    rows, labels, given = {}, {}, {}
     for s in names:
         d = derive(s, attention)
         cells = _cells(d)
-        rows[d.scheme.name] = [cells[c] for c in wanted]
-        labels[d.scheme.name] = d.scheme.style.label if d.scheme.style else d.scheme.name
+        name = _row_name(d.scheme)
+        rows[name] = [cells[c] for c in wanted]
+        labels[name] = _row_label(d.scheme)
+        if d.parameters():
+            given[labels[name]] = d.parameters("latex").replace(" symbolic", "$ symbolic$")
     df = pd.DataFrame.from_dict(rows, orient="index", columns=list(wanted))
     df.index.name = "scheme"
-    return df if format == "dataframe" else _booktabs(df, labels)
+    df.attrs["parameters"] = {k: v for k, v in given.items()}
+    return df if format == "dataframe" else _booktabs(df, labels, given)
+
+
+def _row_name(s: Scheme) -> str:
+    """A table row's index: the scheme's name, with the number parameters
+    away from their defaults (``deepnorm (N = 6)``)."""
+    away = ", ".join(parameter_text(p, v) for p, v in parameter_values(s))
+    return f"{s.name} ({away})" if away else s.name
+
+
+def _row_label(s: Scheme) -> str:
+    """A LaTeX table row's label: the legend's name (``DeepNorm ($N = 6$)``)."""
+    name = s.style.label if s.style else s.name
+    away = ", ".join(f"${parameter_text(p, v, 'latex')}$" for p, v in parameter_values(s))
+    return f"{name} ({away})" if away else name
 
 
 def _columns(columns, format) -> tuple[str, ...]:
@@ -278,12 +311,15 @@ def _math(expr) -> str:
     return "undecided" if expr is None or isinstance(expr, str) else f"${latex(expr)}$"
 
 
-def _booktabs(df, labels) -> str:
+def _booktabs(df, labels, given=None) -> str:
     def esc(text):
         return text if text.startswith("$") else text.replace("_", r"\_").replace("&", r"\&")
     head = " & ".join(["scheme", *(TABLE_COLUMNS[c] for c in df.columns)])
     body = [" & ".join([esc(labels[name]), *(esc(str(v)) for v in row)]) + r" \\"
             for name, row in df.iterrows()]
+    caption = [_caption(len(df.columns) + 1, "; ".join(
+        f"{esc(k.split(' (')[0])} ${v}$" for k, v in given.items()))] if given else []
     return "\n".join([r"% symdyn: sd.table(..., format='latex'); needs \usepackage{booktabs}",
                       r"\begin{tabular}{" + "l" * (len(df.columns) + 1) + "}", r"\toprule",
-                      head + r" \\", r"\midrule", *body, r"\bottomrule", r"\end{tabular}"])
+                      head + r" \\", r"\midrule", *body, r"\bottomrule", *caption,
+                      r"\end{tabular}"])
