@@ -79,14 +79,19 @@ def cluster_labels(X, threshold: float = THRESHOLD) -> np.ndarray:
     lead = theta.shape[:-2]
     n, d = theta.shape[-2:]
     flat = theta.reshape(-1, n, d)
-    G = flat @ np.swapaxes(flat, -1, -2)
-    linked = G >= th
+    linked = flat @ np.swapaxes(flat, -1, -2) >= th
     idx = np.arange(n)
     linked[:, idx, idx] = True
+    return linked_labels(linked).reshape(*lead, n)
+
+
+def linked_labels(linked: np.ndarray) -> np.ndarray:
+    """Canonical labels (m, n) of the components of graphs ``linked`` (m, n, n),
+    symmetric with their diagonal set (the recorder's graphs)."""
+    n = linked.shape[-1]
     leader = _leader_labels(linked)
-    rank = np.cumsum(leader == idx, axis=-1) - 1           # clusters before each leader
-    labels = np.take_along_axis(rank, leader, axis=-1)
-    return labels.reshape(*lead, n)
+    rank = np.cumsum(leader == np.arange(n), axis=-1) - 1   # clusters before each leader
+    return np.take_along_axis(rank, leader, axis=-1)
 
 
 def count(labels) -> np.ndarray:
@@ -306,3 +311,49 @@ def energy(X, beta, normalized: bool = False) -> np.ndarray:
         return scaled
     with np.errstate(over="ignore"):
         return scaled * np.exp(b) / (2 * b)
+
+
+class ClusterViews:
+    """The cluster structure of a :class:`~symdyn.particles.result.Simulation`
+    (a base class: it reads ``t``, ``clusters``, ``cluster_threshold``, ``X``
+    and, where the run recorded them, ``labels`` and ``energy``)."""
+
+    def cluster_labels(self, threshold: float | None = None) -> np.ndarray:
+        """Canonical labels batch + (K, n) at each output time: those recorded
+        during the run at the count's threshold, or (``threshold=`` another
+        value, or a run that recorded none) computed from ``X`` (``save_x=True``)."""
+        if (threshold is None or threshold == self.cluster_threshold) and \
+                getattr(self, "labels", None) is not None:
+            return self.labels
+        if self.X is None:
+            raise ValueError("threshold: labels at another threshold need the tokens "
+                             "(simulate with save_x=True)")
+        return cluster_labels(self.X, self.cluster_threshold if threshold is None
+                              else threshold)
+
+    @property
+    def events(self) -> list:
+        """Every merge and split between consecutive output times (:func:`events`)."""
+        return events(self.cluster_labels(), self.t)
+
+    @property
+    def plateaus(self) -> list:
+        """The runs of constant cluster count (:func:`plateaus`)."""
+        return plateaus(self.clusters, self.t)
+
+    @property
+    def leaders(self) -> np.ndarray:
+        """The earliest token of each cluster, batch + (K, n), -1 beyond the count."""
+        return leaders(self.cluster_labels())
+
+    @property
+    def cluster_sizes(self) -> np.ndarray:
+        """Tokens per cluster, batch + (K, n), 0 beyond the count."""
+        return sizes(self.cluster_labels())
+
+    @property
+    def cluster_centres(self) -> np.ndarray:
+        """Normalized mean direction of each cluster, batch + (K, n, d) (needs ``X``)."""
+        if self.X is None:
+            raise ValueError("cluster_centres needs the tokens (simulate with save_x=True)")
+        return centres(self.X, self.cluster_labels())
