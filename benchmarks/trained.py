@@ -31,16 +31,13 @@ def best(f, k=5):
 
 
 def gemm_floor(m, n):
-    """The GEMMs of one pass alone: (n, d) @ each stored weight, every block."""
-    x = np.ones((n, m.d), dtype=np.float32)
-    ws = [w for b in m.blocks for k, w in b.items() if k in ("qkv", "o", "gu", "up")]
-    downs = [b["down"] for b in m.blocks]
+    """The GEMMs of one pass alone: (n, in) @ each weight matrix (out, in) transposed."""
+    ws = [b[k] for b in m.blocks for k in b if b[k].ndim == 2]
+    xs = {w.shape[1]: np.ones((n, w.shape[1]), dtype=np.float32) for w in ws}
 
     def run():
         for w in ws:
-            x @ w
-        for w in downs:
-            np.ones((n, w.shape[0]), dtype=np.float32) @ w
+            xs[w.shape[1]] @ w.T
     return best(run)
 
 
@@ -55,25 +52,19 @@ def torch_bert(folder):
 def torch_llama(m):
     import torch
     from transformers import LlamaConfig, LlamaModel
-    cfg = LlamaConfig(vocab_size=m.vocab, hidden_size=m.d, intermediate_size=m.blocks[0][
-        "down"].shape[0], num_hidden_layers=m.L, num_attention_heads=m.heads,
-        num_key_value_heads=m.kv, rms_norm_eps=m.eps, rope_theta=m.theta,
-        max_position_embeddings=m.context, tie_word_embeddings=True)
+    f = m.blocks[0]["down"].shape[1]
+    cfg = LlamaConfig(vocab_size=m.vocab, hidden_size=m.d, intermediate_size=f,
+                      num_hidden_layers=m.L, num_attention_heads=m.heads,
+                      num_key_value_heads=m.kv, rms_norm_eps=m.eps, rope_theta=m.theta,
+                      max_position_embeddings=m.context, tie_word_embeddings=True)
     cfg._attn_implementation = "eager"
     model = LlamaModel(cfg).eval()
-    sd, d, g = {"embed_tokens.weight": m.emb, "norm.weight": m.final}, m.d, m.kv * m.dh
-    f = m.blocks[0]["down"].shape[0]
-    for i, b in enumerate(m.blocks):
-        p = f"layers.{i}."
-        sd.update({p + "input_layernorm.weight": b["n1"],
-                   p + "post_attention_layernorm.weight": b["n2"],
-                   p + "self_attn.q_proj.weight": b["qkv"][:, :d].T,
-                   p + "self_attn.k_proj.weight": b["qkv"][:, d:d + g].T,
-                   p + "self_attn.v_proj.weight": b["qkv"][:, d + g:].T,
-                   p + "self_attn.o_proj.weight": b["o"].T,
-                   p + "mlp.gate_proj.weight": b["gu"][:, :f].T,
-                   p + "mlp.up_proj.weight": b["gu"][:, f:].T,
-                   p + "mlp.down_proj.weight": b["down"].T})
+    sd = {"embed_tokens.weight": m.emb, "norm.weight": m.final}
+    names = {"n1": "input_layernorm", "n2": "post_attention_layernorm", "q": "self_attn.q_proj",
+             "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
+             "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"}
+    for i, b in enumerate(m.blocks):           # the file's layout (out, in) is torch's
+        sd.update({f"layers.{i}.{names[k]}.weight": b[k] for k in b})
     model.load_state_dict({k: torch.tensor(np.array(v)) for k, v in sd.items()}, strict=False)
     return lambda ids: model(input_ids=torch.tensor([ids]), output_hidden_states=True,
                              output_attentions=True)

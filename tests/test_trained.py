@@ -142,8 +142,8 @@ def test_gguf_mixed_quantization_decoded_by_hand():
     d, m, nib = _f16(raw[..., :2].copy()), _f16(raw[..., 2:4].copy()), raw[..., 4:]
     vals = np.concatenate([nib & 15, nib >> 4], axis=-1).astype(np.float32)
     ours = (d * vals + m).reshape(5, 1536)
-    # the model keeps W^T (in, out): column j of its "down" is row j of the file's tensor
-    np.testing.assert_array_equal(s.blocks[3]["down"][:, :5].T, ours)
+    # the model reads the file's layout (out, in): row j of its "down" is row j of the tensor
+    np.testing.assert_array_equal(s.blocks[3]["down"][:5], ours)
 
 
 def _interleaved_rope(x, theta):
@@ -163,7 +163,7 @@ def test_qk_rows_permuted_for_llama_cpp_rope():
     # ours (rows put back, Hugging Face's rotate_half); without un-permuting they do not.
     from symdyn.trained.llama import rope_tables, rotate_half, unpermute
     s = model(SMOL)
-    raw_q = s.blocks[0]["qkv"][:, :576].T.astype(np.float64)         # un-permuted rows
+    raw_q = s.blocks[0]["q"].astype(np.float64)                      # un-permuted rows
     x = np.random.default_rng(0).standard_normal((7, 576))
     # the file's rows: re-apply llama.cpp's permute (reshape(h, 2, r/h/2).swapaxes(1, 2))
     file_q = raw_q.reshape(9, 2, 32, 576).swapaxes(1, 2).reshape(576, 576)

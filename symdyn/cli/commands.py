@@ -158,10 +158,19 @@ def table_command(args) -> str:
 
 
 def trace_command(args) -> str:
-    from ..trained import trace_table
+    """The per-layer table; errors name the command line's arguments (MODEL,
+    --text, --skip-first), each checked before the model is read where it can be."""
+    from ..trained import load
+    from ..trained.files import locate
+    from ..trained.trace import least_tokens, nonempty_text
 
-    return trace_table(args.model, args.text, csv=args.csv,
-                       skip_first=args.skip_first).rstrip("\n")
+    nonempty_text(args.text, "--text")
+    locate(args.model, "MODEL")
+    model = load(args.model)
+    ids = model.encode(args.text, "--text")
+    least_tokens(len(ids), args.skip_first, "--text", "--skip-first")
+    return model.trace(token_ids=ids, skip_first=args.skip_first).table(
+        csv=args.csv).rstrip("\n")
 
 
 def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,

@@ -58,18 +58,14 @@ def missing() -> str | None:
 
 def traces(name: str, texts, seed: int = 0) -> dict:
     """variant -> batched :class:`~symdyn.trained.trace.LayerTrace` of ``texts``
-    (SmolLM2: its first token, a massive activation, left out)."""
+    (SmolLM2: its first token, a massive activation, left out). One load: the
+    variants share its memory-mapped weights (none is copied), and the model
+    is released when its traces are done."""
     from ..trained import load
     skip = name.startswith("Smol")
-    out, trained = {}, None
-    for label, kw in VARIANTS.items():
-        if kw is None:
-            m = fits.randomized(trained if trained is not None else load(name), seed)
-        else:
-            m = load(name, **kw)
-            trained = m if not kw else trained
-        out[label] = m.trace(text=list(texts), skip_first=skip)
-    return out
+    trained = load(name)
+    return {label: (fits.randomized(trained, seed) if kw is None else trained.variant(**kw))
+            .trace(text=list(texts), skip_first=skip) for label, kw in VARIANTS.items()}
 
 
 def model_fits(tr_: dict) -> dict:

@@ -1,8 +1,9 @@
 """Layer 3, trained: trained transformers against the theory. Loads BERT-style
 encoders (HF folder: ``config.json`` + ``model.safetensors``) and Llama-style
-decoders (GGUF, dequantized) into numpy forward passes, and traces each
+decoders (GGUF, dequantized once into a memory-mapped cache) into numpy
+forward passes that read a layer's weights when it runs, and traces each
 layer's token geometry (:class:`~symdyn.trained.trace.LayerTrace`). Imports
-only its own modules (and numpy/scipy); the optional packages (``safetensors``,
+its own modules, lower layers and numpy/scipy; the optional packages (``safetensors``,
 ``gguf``, ``tokenizers``: ``pip install 'symdyn[trained]'``) are imported on
 use, so importing this package never fails without them.
 
@@ -22,21 +23,39 @@ from .trace import LayerTrace
 __all__ = ["EXTRA", "KNOWN", "LayerTrace", "SENTENCES", "load", "trace_table"]
 
 
-def load(name_or_path, **kw):
+def load(name_or_path, **options):
     """A model by name (``"all-MiniLM-L6-v2"``, ``"SmolLM2-135M-Instruct"``) or path.
 
     A folder loads as a BERT encoder (:class:`~symdyn.trained.bert.Bert`), a
-    ``.gguf`` file as a Llama decoder (:class:`~symdyn.trained.llama.Llama`);
-    ``kw`` go to the model (ablations: ``mlp=False``, ``norm="projection"``).
+    ``.gguf`` file as a Llama decoder (:class:`~symdyn.trained.llama.Llama`).
+    Options (checked before anything is read: a ``ValueError`` names the
+    option and its allowed values; booleans must be ``True`` or ``False``):
+
+    * both: ``mlp=True`` (False: the blocks without their MLP), ``norm`` (the
+      model's own, ``"layer"`` for BERT and ``"rms"`` for Llama, or
+      ``"projection"``: x/|x|·sqrt(d));
+    * BERT: ``eps=None`` (the LayerNorm epsilon; None: the config's);
+    * Llama: ``permuted=True`` (the file's Q/K rows are in llama.cpp's order),
+      ``theta=None`` (the RoPE base; None: the file's), ``kv_map=None`` (the
+      key/value head of each query head; None: j // (heads / kv heads)).
+
+    The weights are memory-mapped, not copied; ``model.variant(**options)``
+    shares them.
+
+    >>> load("all-MiniLM-L6-v2", norm="rms")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ValueError: norm must be one of 'layer', 'projection', got 'rms'
     """
     from .files import locate
     kind, path = locate(name_or_path)
     name = str(name_or_path) if str(name_or_path) in KNOWN else None
     if kind == "bert":
         from .bert import Bert
-        return Bert.from_folder(path, name=name, **kw)
+        Bert.options(options)
+        return Bert.from_folder(path, name=name, **options)
     from .llama import Llama
-    return Llama.from_gguf(path, name=name, **kw)
+    Llama.options(options)
+    return Llama.from_gguf(path, name=name, **options)
 
 
 def trace_table(model, text, csv: bool = False, skip_first: bool = False) -> str:

@@ -12,7 +12,9 @@ bare). With :math:`\\mathrm{LN}(x) = g\\odot(x-\\bar x)/\\sqrt{\\mathrm{var}\\,x
 
 with the exact GELU :math:`\\tfrac{x}{2}(1+\\mathrm{erf}(x/\\sqrt2))`; attention
 softmax over the keys of the text only (padding masked), position ids 0..n-1,
-token type ids 0. Float32 throughout, like the checkpoint.
+token type ids 0. Float32 throughout, like the checkpoint. The weights are
+views of the memory-mapped file (:func:`.files.safetensors_arrays`), read
+when their layer runs; nothing is copied at load.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
-from .files import need
+from .files import Block, safetensors_arrays
 from .tokenize import bert_tokenizer
-from .trace import Traced
+from .trace import Traced, choice, flag, positive
 
 
 def layer_norm(x, g, b, eps):
@@ -48,96 +50,99 @@ def softmax(s):
     return s
 
 
+#: short name -> tensor of block i (``encoder.layer.{i}.`` + name)
+BLOCK = {"q": "attention.self.query.weight", "q_b": "attention.self.query.bias",
+         "k": "attention.self.key.weight", "k_b": "attention.self.key.bias",
+         "v": "attention.self.value.weight", "v_b": "attention.self.value.bias",
+         "o": "attention.output.dense.weight", "o_b": "attention.output.dense.bias",
+         "ln1_g": "attention.output.LayerNorm.weight", "ln1_b": "attention.output.LayerNorm.bias",
+         "up": "intermediate.dense.weight", "up_b": "intermediate.dense.bias",
+         "down": "output.dense.weight", "down_b": "output.dense.bias",
+         "ln2_g": "output.LayerNorm.weight", "ln2_b": "output.LayerNorm.bias"}
+
+
 class Bert(Traced):
-    """A BERT-style encoder; ``Bert.from_folder(path)``."""
+    """A BERT-style encoder; ``Bert.from_folder(path)``. Options (:data:`OPTIONS`):
+    ``mlp`` (bool), ``norm`` (``"layer"`` or ``"projection"``: x/|x|·sqrt(d)),
+    ``eps`` (None: the config's)."""
 
     scheme = "Post-LN"
+    OPTIONS = {"mlp": (True, flag), "norm": ("layer", choice("layer", "projection")),
+               "eps": (None, positive)}
 
-    def __init__(self, config: dict, weights: dict, tokenizer=None, name="bert",
-                 eps: float | None = None, mlp: bool = True, norm: str = "layer"):
+    def __init__(self, config: dict, weights: dict, tokenizer=None, name="bert", **options):
+        o = self.given = self.options(options)
         if config.get("model_type", "bert") not in ("bert",):
             raise ValueError(f"model_type={config.get('model_type')!r}: only 'bert' folders "
                              "load as encoders")
         if config.get("position_embedding_type", "absolute") != "absolute":
             raise ValueError("position_embedding_type must be 'absolute'")
-        self.name, self.tokenizer, self.config = name, tokenizer, config
+        self.name, self.tokenizer, self.source_meta = name, tokenizer, config
+        self.config = config
         self.d = config["hidden_size"]
         self.heads = config["num_attention_heads"]
         self.L = config["num_hidden_layers"]
-        self.eps = config.get("layer_norm_eps", 1e-12) if eps is None else eps
+        self.eps = config.get("layer_norm_eps", 1e-12) if o["eps"] is None else o["eps"]
         self.context = config.get("max_position_embeddings", 512)
         self.vocab = config["vocab_size"]
         self.pad = config.get("pad_token_id", 0) or 0
         if config.get("hidden_act", "gelu") != "gelu":
             raise ValueError(f"hidden_act={config.get('hidden_act')!r}: only 'gelu' (erf)")
-        self.mlp, self.norm_kind = mlp, norm
-        w = {k.removeprefix("bert."): np.asarray(v, dtype=np.float32) for k, v in weights.items()}
-        self.w = w
+        self.mlp, self.norm_kind = o["mlp"], o["norm"]
+        w = self.tensors = {k.removeprefix("bert."): v for k, v in weights.items()}
         e = "embeddings."
-        self.tok, self.pos = w[e + "word_embeddings.weight"], w[e + "position_embeddings.weight"]
-        self.typ = w[e + "token_type_embeddings.weight"]
-        self.ln0 = (w[e + "LayerNorm.weight"], w[e + "LayerNorm.bias"])
-        self.blocks = []
-        for i in range(self.L):
-            p = f"encoder.layer.{i}."
-            a = p + "attention.self."
-            qkv = np.concatenate([w[a + n + ".weight"] for n in ("query", "key", "value")])
-            qkv_b = np.concatenate([w[a + n + ".bias"] for n in ("query", "key", "value")])
-            self.blocks.append(dict(
-                qkv=np.ascontiguousarray(qkv.T), qkv_b=qkv_b,
-                o=np.ascontiguousarray(w[p + "attention.output.dense.weight"].T),
-                o_b=w[p + "attention.output.dense.bias"],
-                ln1=(w[p + "attention.output.LayerNorm.weight"],
-                     w[p + "attention.output.LayerNorm.bias"]),
-                up=np.ascontiguousarray(w[p + "intermediate.dense.weight"].T),
-                up_b=w[p + "intermediate.dense.bias"],
-                down=np.ascontiguousarray(w[p + "output.dense.weight"].T),
-                down_b=w[p + "output.dense.bias"],
-                ln2=(w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])))
+        emb = Block(w, {"tok": e + "word_embeddings.weight",
+                        "pos": e + "position_embeddings.weight",
+                        "typ": e + "token_type_embeddings.weight",
+                        "g": e + "LayerNorm.weight", "b": e + "LayerNorm.bias"})
+        self.tok, self.pos, self.typ = emb["tok"], emb["pos"], emb["typ"]
+        self.ln0 = (emb["g"], emb["b"])
+        self.blocks = [Block(w, {k: f"encoder.layer.{i}.{v}" for k, v in BLOCK.items()})
+                       for i in range(self.L)]
 
     @classmethod
-    def from_folder(cls, folder, name=None, **kw) -> Bert:
+    def from_folder(cls, folder, name=None, **options) -> Bert:
+        cls.options(options)                        # bad options fail before any reading
         folder = Path(folder)
         config = json.loads((folder / "config.json").read_text())
         f = folder / "model.safetensors"
         if not f.is_file():
             raise ValueError(f"{folder}: no model.safetensors (only safetensors folders load)")
-        weights = need("safetensors.numpy").load_file(str(f))
+        weights = safetensors_arrays(f)
         context = config.get("max_position_embeddings", 512)
         tok = bert_tokenizer(folder, context) if (folder / "tokenizer.json").is_file() else None
-        return cls(config, weights, tok, name or folder.name, **kw)
+        return cls(config, weights, tok, name or folder.name, **options)
 
-    def _ln(self, x, gb):
+    def _ln(self, x, g, b):
         if self.norm_kind == "projection":       # the idealized LayerNorm: x / |x| * sqrt(d)
             return x / np.linalg.norm(x, axis=-1, keepdims=True) * np.float32(np.sqrt(self.d))
-        return layer_norm(x, gb[0], gb[1], self.eps)
+        return layer_norm(x, g, b, self.eps)
 
     def embed(self, ids):
         n = ids.shape[1]
-        return self._ln(self.tok[ids] + self.pos[:n] + self.typ[0], self.ln0)
+        return self._ln(self.tok[ids] + self.pos[:n] + self.typ[0], *self.ln0)
 
-    def forward(self, ids, lengths):
-        """States (embedding + after each block), states after attention, attention probs."""
+    def steps(self, ids, lengths):
+        """(x, h, p) per layer: the embedding, then after each block (see :class:`Traced`)."""
         B, n = ids.shape
         H, d = self.heads, self.d
         dh = d // H
         mask = np.where(np.arange(n)[None, :] < np.asarray(lengths)[:, None], 0.0,
                         np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
         x = self.embed(ids)
-        states, attn_states, probs = [x], [], []
+        yield x, None, None
         for blk in self.blocks:
-            qkv = (x.reshape(B * n, d) @ blk["qkv"] + blk["qkv_b"]).reshape(B, n, 3, H, dh)
-            q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))
-            s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(dh ** -0.5) + mask
-            p = softmax(s)
+            z = x.reshape(B * n, d)
+            q, k, v = ((z @ blk[c].T + blk[c + "_b"]).reshape(B, n, H, dh).transpose(0, 2, 1, 3)
+                       for c in "qkv")
+            p = softmax((q @ k.transpose(0, 1, 3, 2)) * np.float32(dh ** -0.5) + mask)
             ctx = (p @ v).transpose(0, 2, 1, 3).reshape(B * n, d)
-            h = self._ln(x + (ctx @ blk["o"] + blk["o_b"]).reshape(B, n, d), blk["ln1"])
+            h = self._ln(x + (ctx @ blk["o"].T + blk["o_b"]).reshape(B, n, d), blk["ln1_g"],
+                         blk["ln1_b"])
             if self.mlp:
-                m = gelu(h.reshape(B * n, d) @ blk["up"] + blk["up_b"]) @ blk["down"]
-                x = self._ln(h + (m + blk["down_b"]).reshape(B, n, d), blk["ln2"])
+                m = gelu(h.reshape(B * n, d) @ blk["up"].T + blk["up_b"]) @ blk["down"].T
+                x = self._ln(h + (m + blk["down_b"]).reshape(B, n, d), blk["ln2_g"],
+                             blk["ln2_b"])
             else:
-                x = self._ln(h, blk["ln2"])
-            attn_states.append(h)
-            states.append(x)
-            probs.append(p)
-        return states, attn_states, probs
+                x = self._ln(h, blk["ln2_g"], blk["ln2_b"])
+            yield x, h, p

@@ -18,11 +18,13 @@ model), the residuals and their root mean square (log space for the laws).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import least_squares
 
+from ..base.checks import integer
 from ..reduced.solver import solve
 
 
@@ -115,21 +117,41 @@ def reduced_ode(gamma, scheme: str, n: int, first: int = 0, beta0=1.0, tau0=0.3)
     return Fit(f"reduced ODE ({scheme})", ("beta", "tau"), np.exp(sol.x), err, res, lay)
 
 
+class RandomBlock(Mapping):
+    """A block whose matrices (its 2-d entries) are Gaussian with each trained
+    matrix's mean and std, drawn when read from the seed ``(seed, layer,
+    entry)``: the same numbers at every read, one matrix in memory at a time."""
+
+    def __init__(self, block, seed: int, layer: int):
+        self.block, self.seed, self.layer = block, seed, layer
+
+    def __getitem__(self, key):
+        w = self.block[key]
+        if w.ndim != 2:
+            return w
+        rng = np.random.default_rng([self.seed, self.layer, list(self.block).index(key)])
+        z = rng.standard_normal(w.shape, dtype=np.float32)
+        z *= np.float32(w.std(dtype=np.float64))
+        z += np.float32(w.mean(dtype=np.float64))
+        return z
+
+    def __iter__(self):
+        return iter(self.block)
+
+    def __len__(self):
+        return len(self.block)
+
+
 def randomized(model, seed: int = 0):
     """A copy of ``model`` whose weight matrices are Gaussian with each matrix's mean and std.
 
     Norm gains, embeddings and biases are kept (the tokens and the normalization
-    stay the trained ones; only what the blocks learned is replaced).
+    stay the trained ones; only what the blocks learned is replaced). The
+    weights are shared with ``model``; the random ones are drawn when a layer runs.
     """
     import copy
-    rng = np.random.default_rng(seed)
+    seed = integer(seed, "seed", 0)
     m = copy.copy(model)
-    m.blocks = []
-    for b in model.blocks:
-        nb = dict(b)
-        for k in ("qkv", "o", "gu", "up", "down"):
-            if k in b:
-                w = b[k]
-                nb[k] = (rng.standard_normal(w.shape) * w.std() + w.mean()).astype(np.float32)
-        m.blocks.append(nb)
+    m.blocks = [RandomBlock(b, seed, i) for i, b in enumerate(model.blocks)]
+    m.random_seed = seed
     return m

@@ -24,15 +24,16 @@ class Tokenizer:
     def __init__(self, backend, context: int, bos: int | None = None):
         self.backend, self.context, self.bos = backend, int(context), bos
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, what: str = "text") -> list[int]:
+        """The ids of ``text``; errors name it as ``what``."""
         if not isinstance(text, str):
-            raise ValueError(f"text must be a str, not {type(text).__name__}")
+            raise ValueError(f"{what} must be a str, not {type(text).__name__}")
         ids = list(self.backend.encode(text).ids)
         if self.bos is not None:
             ids = [self.bos] + ids
         if len(ids) > self.context:
-            raise ValueError(f"text has {len(ids)} tokens; this model's context holds at most "
-                             f"{self.context}")
+            raise ValueError(f"{what} has {len(ids)} tokens; this model's context holds at "
+                             f"most {self.context}")
         return ids
 
     def decode(self, ids) -> list[str]:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..base.checks import is_real, shown
+
 
 def geometry(x: np.ndarray, skip_first: bool = False) -> tuple[float, float, float]:
     """(mean pairwise cosine, mean norm, min pairwise cosine) of the rows of ``x``.
@@ -113,28 +115,114 @@ class LayerTrace:
         return "\n".join(lines) + "\n"
 
 
-class Traced:
-    """What both families share: tokens -> padded batch -> forward -> :class:`LayerTrace`.
+def flag(value, name):
+    """``value`` if it is a bool (numpy's too); ``"no"`` or 0 is not."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {shown(value)}")
+    return bool(value)
 
-    A subclass sets ``name``, ``scheme``, ``tokenizer``, ``context`` and
-    ``forward(ids, lengths) -> (states, attn_states, probs)``: lists over
-    layers of (B, n, d) arrays and (B, H, n, n) attention probabilities.
+
+def choice(*allowed):
+    """A check that ``value`` is one of the strings ``allowed``."""
+    def check(value, name):
+        if not (isinstance(value, str) and value in allowed):
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, "
+                             f"got {shown(value)}")
+        return value
+    return check
+
+
+def positive(value, name):
+    """None (the file's value) or a finite number > 0."""
+    if value is not None and not (is_real(value) and np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be None (the checkpoint's value) or a finite number "
+                         f"> 0, got {shown(value)}")
+    return None if value is None else float(value)
+
+
+def least_tokens(count: int, skip_first, what="token_ids", skip="skip_first"):
+    """Refuse fewer than 2 tokens (3 when the first is left out): no pair, no cosine."""
+    need = 3 if skip_first else 2
+    if count < need:
+        raise ValueError(f"{what} gives {count} token{'' if count == 1 else 's'}; a trace "
+                         f"needs at least {need}{f' with {skip}' if skip_first else ''}")
+
+
+def nonempty_text(text, what="text"):
+    """Refuse a text that is not a str or holds only white space."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} must be a str or a list of str, got {shown(text)}")
+    if not text.strip():
+        raise ValueError(f"{what} is empty: give the text whose tokens are traced")
+    return text
+
+
+class Traced:
+    """What both families share: options, tokens -> padded batch -> layers -> :class:`LayerTrace`.
+
+    A subclass sets ``name``, ``scheme``, ``tokenizer``, ``context``, ``vocab``,
+    ``pad``, ``L``, ``d``, ``heads``, :data:`OPTIONS` (name -> (default,
+    check)) and ``steps(ids, lengths)``: a generator of ``(x, h, p)`` per
+    layer, the (B, n, d) residual stream ``x``, the state after attention
+    ``h`` and the (B, H, n, n) attention probabilities ``p`` (``h``, ``p``
+    None at layer 0, the embedding). A trace reduces each layer as it comes:
+    one layer's activations live at a time.
     """
 
-    def encode(self, text: str) -> list[int]:
+    OPTIONS: dict = {}
+    random_seed = None          #: set by :func:`symdyn.trained.fits.randomized`
+
+    @classmethod
+    def options(cls, given: dict) -> dict:
+        """Every option, checked (``ValueError`` naming it and its allowed values),
+        defaults filled in."""
+        unknown = sorted(set(given) - set(cls.OPTIONS))
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not an option of a {cls.__name__} model; its "
+                             f"options are {', '.join(cls.OPTIONS)}")
+        return {k: check(given.get(k, default), k)
+                for k, (default, check) in cls.OPTIONS.items()}
+
+    def variant(self, **options):
+        """The same weights (shared, not copied) with other options (``mlp=False``, ...)."""
+        return type(self)(self.source_meta, self.tensors, self.tokenizer, self.name,
+                          **{**self.given, **options})
+
+    def ablations(self) -> list[str]:
+        """What differs from the checkpoint, in words."""
+        out = [self.describe(k, v) for k, v in self.given.items()
+               if not _same(v, self.OPTIONS[k][0])]
+        return out + ([f"random weights (seed {self.random_seed})"]
+                      if self.random_seed is not None else [])
+
+    @staticmethod
+    def describe(key, value) -> str:
+        return {("mlp", False): "no MLP"}.get((key, value), f"{key}={value!r}")
+
+    def __repr__(self):
+        kv = getattr(self, "kv", self.heads)
+        return (f"{type(self).__name__}({self.name!r}, {self.scheme}, {self.L} layers, "
+                f"d={self.d}, {self.heads} heads{f' ({kv} key/value)' if kv != self.heads else ''}"
+                f", vocabulary {self.vocab}, context {self.context}; ablations: "
+                f"{', '.join(self.ablations()) or 'none'})")
+
+    def encode(self, text: str, what: str = "text") -> list[int]:
         """Token ids of ``text`` (no padding, no truncation; errors past the context)."""
         if self.tokenizer is None:
-            raise ValueError(f"{self.name}: no tokenizer; pass token_ids")
-        return self.tokenizer.encode(text)
+            raise ValueError(f"{what}: {self.name} has no tokenizer to encode it (its folder "
+                             "has no tokenizer.json)")
+        return self.tokenizer.encode(text, what)
 
     def _check_ids(self, ids) -> np.ndarray:
         a = np.asarray(ids)
+        if a.ndim == 1 and a.size == 0:
+            raise ValueError("token_ids is empty; a trace needs at least 2 tokens")
         if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError("token_ids must be a 1-d sequence of integers")
+            raise ValueError("token_ids must be a 1-d sequence of integers (or a list of them)")
         if len(a) > self.context:
             raise ValueError(f"token_ids has {len(a)} tokens; this model's context holds at "
                              f"most {self.context}")
-        if a.size and (a.min() < 0 or a.max() >= self.vocab):
+        if a.min() < 0 or a.max() >= self.vocab:
             raise ValueError(f"token_ids must lie in [0, {self.vocab - 1}]")
         return a.astype(np.int64)
 
@@ -146,35 +234,68 @@ class Traced:
             ids[b, :len(s)] = s
         return ids, lengths
 
-    def trace(self, text=None, token_ids=None, skip_first: bool = False) -> LayerTrace:
-        """Per-layer geometry of ``text`` (a str or a list of them) or ``token_ids``."""
+    def forward(self, ids, lengths):
+        """Lists over layers: states (embedding + after each block), states after
+        attention, attention probabilities (every layer kept: tests, hidden states)."""
+        states, attn_states, probs = [], [], []
+        for x, h, p in self.steps(ids, lengths):
+            states.append(x)
+            if h is not None:
+                attn_states.append(h)
+                probs.append(p)
+        return states, attn_states, probs
+
+    def _sequences(self, text, token_ids, skip_first):
+        """(texts, checked id sequences, single) of a trace's input."""
         if (text is None) == (token_ids is None):
             raise ValueError("give exactly one of text and token_ids")
-        single = isinstance(text, str) or (token_ids is not None and np.ndim(token_ids[0]) == 0)
+        what = "text" if text is not None else "token_ids"
+        given = text if text is not None else token_ids
+        if not isinstance(given, str) and (not hasattr(given, "__len__") or len(given) == 0):
+            kind = "str" if text is not None else "sequence of token ids"
+            raise ValueError(f"{what} must be a {kind} or a non-empty list of them, got "
+                             f"{shown(given)}")
         if text is not None:
+            single = isinstance(text, str)
             texts = [text] if single else list(text)
-            seqs = [self._check_ids(self.encode(t)) for t in texts]
+            seqs = [self._check_ids(self.encode(nonempty_text(t))) for t in texts]
         else:
+            single = np.ndim(token_ids[0]) == 0
             texts = []
             seqs = [self._check_ids(s) for s in ([token_ids] if single else token_ids)]
+        for t, s in zip(texts or [None] * len(seqs), seqs, strict=True):
+            least_tokens(len(s), skip_first, "token_ids" if t is None else f"text {shown(t)}")
+        return texts, seqs, single
+
+    def trace(self, text=None, token_ids=None, skip_first: bool = False) -> LayerTrace:
+        """Per-layer geometry of ``text`` (a str or a list of them) or ``token_ids``
+        (a sequence of ids or a list of them)."""
+        skip_first = flag(skip_first, "skip_first")
+        texts, seqs, single = self._sequences(text, token_ids, skip_first)
         ids, lengths = self.batch(seqs)
-        states, attn_states, probs = self.forward(ids, lengths)
-        per = []
-        for b, n in enumerate(lengths):
-            g = np.array([geometry(s[b, :n], skip_first) for s in states]).T
-            ga = np.array([geometry(s[b, :n], skip_first) for s in attn_states]).T
-            ent = np.array([entropy(p[b, :, :n, :n], skip_first) for p in probs])
-            per.append((g, ga, ent))
-        pick = (lambda a: a[0]) if single else np.array
+        g, ga, ent = ([[] for _ in lengths] for _ in range(3))
+        for x, h, p in self.steps(ids, lengths):
+            for b, n in enumerate(lengths):
+                g[b].append(geometry(x[b, :n], skip_first))
+                if h is not None:
+                    ga[b].append(geometry(h[b, :n], skip_first))
+                    ent[b].append(entropy(p[b, :, :n, :n], skip_first))
+        g, ga = [np.array(v).transpose(0, 2, 1) for v in (g, ga)]      # (B, 3, layers)
+        pick = (lambda a: np.asarray(a)[0]) if single else np.asarray
         return LayerTrace(
             model=self.name, scheme=self.scheme, tokens=pick(lengths),
-            cosine=pick([p[0][0] for p in per]), norm=pick([p[0][1] for p in per]),
-            min_cosine=pick([p[0][2] for p in per]),
-            attn_cosine=pick([p[1][0] for p in per]), attn_norm=pick([p[1][1] for p in per]),
-            attn_min_cosine=pick([p[1][2] for p in per]), entropy=pick([p[2] for p in per]),
+            cosine=pick(g[:, 0]), norm=pick(g[:, 1]), min_cosine=pick(g[:, 2]),
+            attn_cosine=pick(ga[:, 0]), attn_norm=pick(ga[:, 1]),
+            attn_min_cosine=pick(ga[:, 2]), entropy=pick(np.array(ent)),
             skip_first=skip_first, texts=texts)
 
     def hidden_states(self, token_ids) -> np.ndarray:
         """The residual stream of one sequence, (L+1, n, d): embedding, then after each block."""
         ids, lengths = self.batch([self._check_ids(token_ids)])
-        return np.stack([s[0] for s in self.forward(ids, lengths)[0]])
+        return np.stack([x[0] for x, _, _ in self.steps(ids, lengths)])
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
