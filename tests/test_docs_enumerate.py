@@ -1,0 +1,155 @@
+"""The README and the docs enumerate exactly what the code has: the notebooks
+(``notebooks/*.ipynb``), the claims of ``proofs_check.CHECKS``, the built-in
+schemes (the registry) and the figures (``docs/**/*.png``, each shown by some
+page). Each list is read from the code at test time, so a notebook, claim,
+scheme or figure added without its mention fails here; each check has a
+control that feeds it a list with an invented or a missing name."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import symdyn as sd
+from symdyn import proofs_check
+from symdyn.model.registry import entry
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def notebooks() -> set[str]:
+    return {p.stem for p in (REPO / "notebooks").glob("*.ipynb")}
+
+
+def paragraph(text: str, start: str) -> str:
+    """The paragraph of ``text`` that begins with ``start`` (up to a blank line)."""
+    i = text.index(start)
+    end = text.find("\n\n", i)
+    return text[i:end if end >= 0 else None]
+
+
+def ticked(text: str) -> set[str]:
+    """The names in backticks of ``text``."""
+    return set(re.findall(r"`([^`\s]+)`", text))
+
+
+def readme_notebooks(readme: str) -> set[str]:
+    """The notebook-like names (lower case, underscores) in backticks in the
+    README's paragraph on ``notebooks/``."""
+    return {w for w in ticked(paragraph(readme, "`notebooks/` ("))
+            if re.fullmatch(r"[a-z][a-z0-9_]*", w) and w != "make"}
+
+
+def docs_notebooks(page: str) -> set[str]:
+    return set(re.findall(r"^notebooks/(\w+)\s*$", page, flags=re.M))
+
+
+def readme_checks(readme: str) -> set[str]:
+    """The claim names (lower-case words joined by hyphens) in backticks in
+    the paragraph that introduces ``proofs_check/``."""
+    return {w for w in ticked(paragraph(readme, "`proofs_check/` (installed"))
+            if re.fullmatch(r"[a-z]+(?:-[a-z]+)*", w)}
+
+
+def claims_sections(page: str) -> set[str]:
+    return set(re.findall(r"^## \d+\. .* — `([a-z-]+)`\s*$", page, flags=re.M))
+
+
+def listed_schemes(text: str, start: str) -> set[str]:
+    """The registry names of the schemes a sentence lists in parentheses after
+    ``start`` (their legend names: Post-LN, nGPT, ...)."""
+    text = " ".join(text.split())
+    i = text.index(start) + len(start)
+    inner = text[text.index("(", i) + 1:text.index(")", i)]
+    names = [w.strip() for w in inner.replace(" and ", ", ").split(",") if w.strip()]
+    return {entry(w).name for w in names}
+
+
+def figures() -> set[Path]:
+    return {p for p in DOCS.rglob("*.png") if "_build" not in p.parts}
+
+
+def shown_figures() -> set[Path]:
+    """Every image a page shows (Markdown ``![..](x.png)`` or a MyST
+    ``{image}``/``{figure}`` directive), resolved from its page."""
+    out = set()
+    pages = [p for p in DOCS.rglob("*.md") if "_build" not in p.parts] + [REPO / "README.md"]
+    for page in pages:
+        text = _read(page)
+        found = re.findall(r"!\[[^\]]*\]\(([^)\s]+\.png)\)", text)
+        found += re.findall(r"```\{(?:image|figure)\}\s+(\S+\.png)", text)
+        out |= {(page.parent / f).resolve() for f in found}
+    return out
+
+
+# --------------------------------------------------------------------------
+
+
+def test_readme_names_every_notebook():
+    assert readme_notebooks(_read(REPO / "README.md")) == notebooks()
+
+
+def test_docs_list_every_notebook():
+    assert docs_notebooks(_read(DOCS / "notebooks.md")) == notebooks()
+
+
+def test_readme_lists_every_claim():
+    assert readme_checks(_read(REPO / "README.md")) == set(proofs_check.CHECKS)
+
+
+def test_claims_page_has_a_section_per_claim():
+    assert claims_sections(_read(DOCS / "claims.md")) == set(proofs_check.CHECKS)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_opening_lists_every_scheme(page):
+    assert listed_schemes(_read(REPO / page), "where every normalization scheme") \
+        == set(sd.schemes())
+
+
+def test_every_figure_is_shown_by_a_page():
+    assert {p.relative_to(REPO).as_posix() for p in figures() - shown_figures()} == set()
+
+
+def test_every_figure_a_page_shows_exists():
+    missing = {p for p in shown_figures() if DOCS in p.parents or p.parent == REPO}
+    assert {str(p) for p in missing if not p.exists()} == set()
+
+
+# ------------------------------------------------------------------ controls
+
+
+def test_control_an_invented_or_missing_notebook_is_seen():
+    readme = _read(REPO / "README.md")
+    first = sorted(readme_notebooks(readme))[0]
+    assert readme_notebooks(readme.replace(f"`{first}`", "`no_such_notebook`")) \
+        == readme_notebooks(readme) - {first} | {"no_such_notebook"}
+    page = _read(DOCS / "notebooks.md") + "notebooks/no_such_notebook\n"
+    assert "no_such_notebook" in docs_notebooks(page) - notebooks()
+
+
+def test_control_a_missing_claim_is_seen():
+    readme = _read(REPO / "README.md")
+    assert "clustering" in readme_checks(readme)
+    assert "clustering" not in readme_checks(readme.replace("`clustering`", "clustering"))
+    page = _read(DOCS / "claims.md").replace("— `clustering`", "— clustering")
+    assert "clustering" not in claims_sections(page)
+
+
+def test_control_a_scheme_list_missing_one_is_seen():
+    text = "every normalization scheme (Post-LN, Pre-LN, nGPT) is"
+    assert listed_schemes(text, "every normalization scheme") == {"post-ln", "pre-ln", "ngpt"}
+    with pytest.raises(ValueError, match="unknown scheme"):
+        listed_schemes("every normalization scheme (Post-LN, Hyper-LN)", "every normalization")
+
+
+def test_control_an_unlinked_figure_is_seen(tmp_path, monkeypatch):
+    fake = DOCS / "no_page_shows_this.png"
+    monkeypatch.setattr(Path, "rglob", lambda self, pattern, _orig=Path.rglob: (
+        [*_orig(self, pattern), fake] if pattern == "*.png" else _orig(self, pattern)))
+    assert fake in figures() - shown_figures()
