@@ -17,6 +17,12 @@ hang) and starts another. Every outcome is one of
 * ``ran code``      a payload created the sentinel file;
 * ``hang``          no answer within ``--timeout`` seconds.
 
+Entry points: the symbolic side (custom laws, nGPT's alpha, derive, leading
+orders), solve, simulate (also ``mask=``, ``kappa=``, ``seed=``), sweep, design,
+the mean field (``mean_field``, ``mean_field_rates``, ``critical_kappa``,
+``kuramoto_order``), trained models (``sd.trained.load``, ``model.trace`` on the
+tests' tiny random BERT) and the CLI (``symdyn trace`` too).
+
 It prints the counts and every case that is not ``result`` or ``clear``.
 The promise (issue 24): hangs, silent wrong, ran code and unclear are 0.
 """
@@ -122,13 +128,75 @@ def make_case(rng: random.Random):
                        "depth": number(rng, 4.0), "bounds": rng.choice([None, {"c": (0, 1)}])}
     if entry == "cli":
         return entry, {"argv": cli_argv(rng)}
+    if entry in MEANFIELD:
+        return entry, meanfield_case(entry, rng)
+    if entry == "simulate_noise":
+        return entry, {"scheme": rng.choice(SCHEMES), "t": times(rng) if rng.random() < 0.3
+                       else [0.5, 1.0], "step": rng.choice([None, 0.1, 0.5, 0.0, 0.05]),
+                       "mask": rng.choice(["full", "causal", "Causal", "CAUSAL ", "", None, 1,
+                                           "diagonal"]),
+                       "kappa": number(rng, rng.choice([2.0, 40.0, float("inf")])),
+                       "seed": rng.choice([None, 0, 1, -1, 2**70, 1.5, "0", True, [1, 2]]),
+                       "X0": rng.choice(["sphere", "bool", "object", "nan", "batch"])}
+    if entry in TRAINED:
+        return entry, trained_case(entry, rng)
     raise AssertionError(entry)
+
+
+MEANFIELD = ["mean_field", "mean_field_rates", "critical_kappa", "kuramoto_order"]
+TRAINED = ["trained_load", "trained_trace", "cli_trace"]
+MU0 = ["moments", "samples", "function", "nan", "shape", "complex", "negative", "zero",
+       "raises", "none", "list", "bool", "huge", "string", "2d"]
+
+
+def meanfield_case(entry, rng: random.Random):
+    kappa = number(rng, rng.choice([None, 4.0, float("inf"), 0.5]))
+    attention = rng.choice(["softmax", "softmax", "unnormalized", "hard", None, 3])
+    if entry == "mean_field":
+        return {"beta": number(rng, rng.choice([0.0, 1.0, 5.0, 700.0, 800.0])),
+                "t": times(rng) if rng.random() < 0.4 else [0.0, 1.0],
+                "mu0": rng.choice(MU0), "kappa": kappa, "attention": attention,
+                "modes": rng.choice([8, 16, 32, 0, -1, 2.5, True, 10**9, 10**5]),
+                "tol": number(rng, 1e-8)}
+    if entry == "mean_field_rates":
+        return {"k": rng.choice([1, [1, 2, 3], 0, -1, 2.5, True, [True], "1", 10**6,
+                                 [0, 1, 2, 3]]),
+                "beta": number(rng, 1.0), "kappa": kappa, "attention": attention}
+    if entry == "critical_kappa":
+        return {"beta": number(rng, rng.choice([0.0, 1.0, 50.0, 800.0])),
+                "d": rng.choice([2, 3, 1, 0, 2.5, True, 10**6, "3"]), "attention": attention,
+                "symbolic": rng.choice([False, False, True, "yes", 1])}
+    return {"kappa": rng.choice([3.0, [1.0, 6.0], float("inf"), 1e300, 1e-300, 2.0,
+                                 [[4.0]], -1.0, float("nan"), True, "4", [], 10**400]),
+            "d": rng.choice([2, 3, 10, 1000, 1, 0, 2.5, True, "3", 10**9])}
+
+
+def trained_case(entry, rng: random.Random):
+    text = rng.choice(["It was the best of times.", "", " ", "\x00", "t" * 5000, "ｔ",
+                       "\u200b", "😀" * 20, law_texts(rng), None, 3, b"bytes"])
+    if entry == "trained_load":
+        return {"path": rng.choice(["TINY", "nonexistent-model", "", "/dev/null", "/proc",
+                                    "EMPTY", "BADJSON", "NOWEIGHTS", "FILE.gguf", None, 3,
+                                    "all-MiniLM-L6-v2x", "../../etc/passwd"]),
+                "options": rng.choice([{}, {}, {"norm": "rms"}, {"norm": "projection"},
+                                       {"mlp": "no"}, {"mlp": False}, {"eps": -1.0},
+                                       {"eps": float("nan")}, {"theta": 1e4},
+                                       {"nonsense": 1}, {"permuted": 1}])}
+    if entry == "trained_trace":
+        return {"text": text, "ids": rng.choice([None, None, [3, 1, 4], [], [-1], [10**9],
+                                                 [1.5, 2], [True, 2], [[1, 2]], list(range(40)),
+                                                 "123", [3] * 1000]),
+                "skip_first": rng.choice([False, True, "yes", None])}
+    return {"argv": ["trace", rng.choice(["TINY", "nonexistent", "", "/dev/null"]),
+                     "--text", str(text)] + rng.choice([[], ["--csv"], ["--skip-first"],
+                                                        ["--bogus"]])}
 
 
 SCHEMES = ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]
 ENTRIES = ["custom", "ngpt", "law_of_t", "numeric", "derive_custom", "solve_custom",
            "simulate_custom", "leading_order", "initial_velocity_text", "solve", "simulate",
-           "sweep", "design", "cli"]
+           "sweep", "design", "cli", "mean_field", "mean_field_rates", "critical_kappa",
+           "kuramoto_order", "simulate_noise", "trained_load", "trained_trace", "cli_trace"]
 CLI_VALUES = ["4", "0", "-1", "1e309", "nan", "inf", "8.5", "abc", "", "1" * 400, "2",
               "1e-300", "Post-LN"]
 
@@ -138,6 +206,9 @@ def cli_argv(rng: random.Random):
         ["solve", "post-ln", "--n", "4", "--beta", "1", "--gamma0", "0", "--t-max", "1"],
         ["simulate", "post-ln", "--n", "4", "--d", "3", "--seeds", "1", "--t-max", "1",
          "--points", "3"],
+        ["simulate", "post-ln", "--n", "4", "--d", "3", "--seeds", "1", "--t-max", "1",
+         "--points", "3", "--step", "0.5", "--kappa", "4", "--seed", "0", "--mask", "causal"],
+        ["derive", "custom", "--speed", "A_norm/(1+c*t)", "--param", "c=0.5"],
         ["derive", "post-ln"], ["derive", "custom", "--speed", "1"],
         ["derive", "ngpt", "--alpha", "1 + t"], ["schemes"]])
     argv = list(base)
@@ -193,16 +264,84 @@ def run(entry, kw, tmp):
         fam = sd.alpha_family("linear")
         return sd.design(fam, depth=kw["depth"], n=8, beta=1.0, gamma0=0.0,
                          layers=kw["layers"], bounds=kw["bounds"], check=False)
-    if entry == "cli":
+    if entry in ("cli", "cli_trace"):
         from symdyn import cli
+        argv = [trained_path(a, tmp) if a in TRAINED_PATHS else a for a in kw["argv"]]
         err, out = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             try:
-                code = cli.main(kw["argv"])
+                code = cli.main(argv)
             except SystemExit as exc:       # argparse
                 code = exc.code
         return ("cli", code, err.getvalue(), out.getvalue())
+    if entry == "mean_field":
+        return sd.mean_field(kw["beta"], kw["t"], mu0_value(kw["mu0"]), kappa=kw["kappa"],
+                             attention=kw["attention"], modes=kw["modes"], tol=kw["tol"])
+    if entry == "mean_field_rates":
+        return ("rates", sd.mean_field_rates(kw["k"], kw["beta"], kw["kappa"],
+                                             kw["attention"]))
+    if entry == "critical_kappa":
+        return ("kappa_c", sd.critical_kappa(kw["beta"], kw["d"], kw["attention"],
+                                             symbolic=kw["symbolic"]))
+    if entry == "kuramoto_order":
+        return ("order", sd.kuramoto_order(kw["kappa"], kw["d"]))
+    if entry == "simulate_noise":
+        X0 = sd.init.sphere(4, 3, seed=0)
+        X0 = {"sphere": X0, "bool": [[True, 0.5, 0.1]] + X0[1:].tolist(),
+              "object": X0.astype(object), "nan": np.where(X0 > 0.9, np.nan, X0),
+              "batch": np.stack([X0, X0])}[kw["X0"]]
+        return sd.simulate(kw["scheme"], X0, 1.0, kw["t"], step=kw["step"], mask=kw["mask"],
+                           kappa=kw["kappa"], seed=kw["seed"])
+    if entry == "trained_load":
+        path = trained_path(kw["path"], tmp) if kw["path"] in TRAINED_PATHS else kw["path"]
+        return ("model", sd.trained.load(path, **kw["options"]))
+    if entry == "trained_trace":
+        model = sd.trained.load(trained_path("TINY", tmp))
+        return model.trace(kw["text"] if kw["ids"] is None else None, token_ids=kw["ids"],
+                           skip_first=kw["skip_first"])
     raise AssertionError(entry)
+
+
+def mu0_value(kind):
+    """``mu0`` of ``mean_field``: good ones and the careless ones of issue 34."""
+    import numpy as np
+    theta = np.random.default_rng(0).uniform(-np.pi, np.pi, 100)
+    return {"moments": np.array([1, 0.2, 0.05j]), "samples": theta,
+            "function": lambda x: 1 + 0.3 * np.cos(x), "nan": lambda x: np.nan * x,
+            "shape": lambda x: np.ones(3), "complex": lambda x: 1 + 1j * x,
+            "negative": lambda x: np.cos(x), "zero": lambda x: 0 * x,
+            "raises": lambda x: 1 / 0, "none": None, "list": [1.0, 0.3],
+            "bool": [True, 0.3], "huge": np.ones(10**6), "string": "uniform",
+            "2d": np.ones((2, 2))}[kind]
+
+
+TRAINED_PATHS = {"TINY", "EMPTY", "BADJSON", "NOWEIGHTS", "FILE.gguf"}
+
+
+def trained_path(kind, tmp):
+    """Folders and files for ``sd.trained.load``: the tiny random BERT of the
+    tests, an empty folder, a broken config, a config without weights, a
+    ``.gguf`` that is text."""
+    import json
+    import pathlib
+    root = pathlib.Path(tmp) / "trained"
+    path = root / kind
+    if path.exists():
+        return str(path)
+    root.mkdir(exist_ok=True)
+    if kind == "TINY":
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+        from test_trained_tiny import bert_folder, bert_weights
+        bert_folder(path, bert_weights())
+    elif kind == "FILE.gguf":
+        path.write_text("not a gguf file")
+    else:
+        path.mkdir()
+        if kind == "BADJSON":
+            (path / "config.json").write_text("{not json")
+        elif kind == "NOWEIGHTS":
+            (path / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    return str(path)
 
 
 class CliError(Exception):
@@ -221,6 +360,34 @@ def invariants(value) -> str | None:
                 and "Traceback" not in err:
             return "CLEAR"
         raise CliError(f"exit {code}, {len(err)} chars: {err.strip()[-200:]!r}")
+    if isinstance(value, tuple) and value and value[0] in ("rates", "kappa_c", "order"):
+        v = value[1]
+        if isinstance(v, sp.Basic):
+            return "nan/zoo/I in a formula" if v.has(sp.nan, sp.zoo, sp.I) else None
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "f" or not np.all(np.isfinite(arr)):
+            return f"{value[0]} not finite real: {arr!r}"[:120]
+        if value[0] == "order" and not np.all((arr >= 0) & (arr <= 1)):
+            return f"order parameter outside [0, 1]: {arr}"
+        if value[0] == "kappa_c" and not np.all(arr >= 0):
+            return f"negative critical kappa {arr}"
+        return None
+    if isinstance(value, tuple) and value and value[0] == "model":
+        return None
+    moments = getattr(value, "moments", None)
+    if isinstance(moments, np.ndarray):          # MeanField: a probability law's moments
+        if not np.all(np.isfinite(moments)):
+            return "non-finite moments"
+        if np.any(np.abs(moments) > np.abs(moments[:, :1]) * (1 + 1e-6)) or \
+                np.any(np.abs(moments[:, 0] - 1) > 1e-9):
+            return "moments of no probability law (|c_k| > c_0 or c_0 != 1)"
+        return None
+    if hasattr(value, "attn_cosine"):             # a LayerTrace: cosines of real tokens
+        cos, norm = np.asarray(value.cosine, float), np.asarray(value.norm, float)
+        if not (np.all(np.isfinite(cos)) and np.all(np.abs(cos) <= 1 + 1e-6)
+                and np.all(np.isfinite(norm))):
+            return "a trace's cosine outside [-1, 1] or non-finite"
+        return None
     if isinstance(value, float):   # law_of_t("alpha"): finite and >= 0 (alpha = 0: velocity 0)
         return None if np.isfinite(value) and value >= 0 else f"law value {value}"
     if isinstance(value, sp.Basic):

@@ -45,12 +45,12 @@ def test_derive_custom_and_parameters(capsys):
     (["derive", "custom", "--speed", "q*r"], "speed"),
     (["derive", "custom"], "speed"),
     (["derive", "custom", "--speed", "r", "--radial", "a+"], "radial"),
-    (["derive", "mix-ln", "--t-switch", "-1"], "t_switch"),
+    (["derive", "mix-ln", "--t-switch", "-1"], "--t-switch"),
     (["derive", "ngpt", "--alpha", "beta"], "alpha"),
     (["derive", "postln"], "did you mean 'post-ln'"),
     (["derive", "custom", "--speed", "A_norm/(1 + c*t)", "--param", "c"], "--param"),
     (["derive", "custom", "--speed", "A_norm/(1 + c*t)", "--param", "c=x"], "--param"),
-    (["derive", "post-ln", "--param", "c=1"], "params"),
+    (["derive", "post-ln", "--param", "c=1"], "--param"),
     (["solve", "post-ln", "--n", "1", "--beta", "1", "--gamma0", "0", "--t-max", "1"], "--n"),
     (["solve", "post-ln", "--n", "8.5", "--beta", "1", "--gamma0", "0", "--t-max", "1"], "--n"),
     (["table", "--columns", "gamma"], "columns"),
@@ -362,7 +362,7 @@ def test_phase_diagram_on_a_wrong_scheduler_exits_2_in_seconds(tmp_path, capsys,
                      "--points", "3"]) == 2
     assert asked == []
     line = _one_line_error(capsys)
-    assert line.startswith("symdyn: error: scheduler: ") and address in line
+    assert line.startswith("symdyn: error: --scheduler: ") and address in line
 
 
 def test_report_build_checks_its_readme_before_the_sections(tmp_path, monkeypatch):
@@ -639,3 +639,55 @@ def test_standard_output_onto_a_full_disk_exits_2_in_one_line():
                               stderr=subprocess.PIPE, text=True, timeout=300)
     assert (done.returncode, done.stderr.strip().splitlines()) == (
         2, ["symdyn: error: cannot write standard output (No space left on device)"])
+
+
+# --- the command line names its options, never Python keywords (issue 34, item 5) -------
+
+_SIM = ["simulate", "post-ln", "--n", "4", "--d", "3", "--seeds", "1", "--t-max", "1"]
+_PYTHON = r"(?<![\w.-])(step|kappa|seed|clock|mask|params|dtype|speed|alpha)=|\bNone\b"
+
+
+@pytest.mark.parametrize("argv, start", [
+    (_SIM + ["--kappa", "4"], "--step: the noisy path needs a step (--step h, "),
+    (_SIM + ["--kappa", "4", "--step", "0.1", "--seed", "-1"],
+     "--seed must be an integer >= 0, got -1"),
+    (_SIM + ["--seed", "1", "--step", "0.1"], "--seed: only the noisy dynamics"),
+    (_SIM + ["--kappa", "-4", "--step", "0.1"], "--kappa must be a number > 0"),
+    (_SIM + ["--clock", "log", "--step", "0.1"], "--clock: 'log' is for"),
+    (_SIM + ["--step", "1e-300"], "--step: 1e-300 needs"),
+    (["derive", "custom", "--speed", "A_norm/(1+c*t)"],
+     "--speed: unknown symbol(s) ['c']"),
+    (["simulate", "custom", "--speed", "A_norm/(1+c*t)", "--t-max", "1"],
+     "--speed: unknown symbol(s) ['c']"),
+    (["derive", "custom", "--speed", "r", "--radial", "c*a"], "--radial: unknown symbol(s)"),
+    (["derive", "ngpt", "--alpha", "1 + c*t"], "--alpha: unknown symbol(s) ['c']"),
+    (["solve", "mix-ln", "--t-switch", "-1", "--n", "4", "--beta", "1", "--gamma0", "0",
+      "--t-max", "1"], "--t-switch must be"),
+    (["solve", "post-ln", "--n", "4", "--beta", "1", "--gamma0", "0", "--t-max", "1",
+      "--r0", "-1"], "--r0 must be > 0"),
+])
+def test_messages_name_the_options(argv, start, capsys):
+    import re
+
+    assert main(argv) == 2
+    line = _one_line_error(capsys).removeprefix("symdyn: error: ")
+    assert line.startswith(start), line
+    assert not re.search(_PYTHON, line), line
+    if "unknown symbol" in line:
+        assert line.endswith("; give a free parameter its value with --param c=VALUE")
+
+
+def test_control_the_library_s_words_are_python_keywords(monkeypatch, capsys):
+    import re
+
+    import symdyn.cli as cli
+
+    monkeypatch.setattr(cli, "in_flags", lambda text, flags: text)
+    assert main(_SIM + ["--kappa", "4"]) == 2
+    line = _one_line_error(capsys)
+    assert line.startswith("symdyn: error: step: ") and re.search(_PYTHON, line)
+
+
+def test_control_with_its_parameter_the_speed_runs(capsys):
+    assert main(["derive", "custom", "--speed", "A_norm/(1+c*t)", "--param", "c=0.5"]) == 0
+    assert main(_SIM + ["--mask", "Causal", "--points", "2"]) == 0    # any case, as schemes

@@ -141,3 +141,50 @@ def test_a_silent_scheduler_is_named_within_the_probe_s_budget(monkeypatch):
 def test_control_the_fake_clock_counts_every_configured_wait(monkeypatch):
     spent, waits = _probe_silent(monkeypatch, seconds=12.0)
     assert spent == pytest.approx(12.0) and spent > 5        # a larger budget is spent
+
+
+# --- what benchmarks/fuzz.py found in the entry points it now covers ---------------------
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: sd.mean_field(1.0, [1.0], [1, 0.3], modes=10**9), r"^modes: 1,000,000,000 .*GiB"),
+    (lambda: sd.mean_field(1.0, [1.0], [True, 0.3], modes=8), r"^mu0: .*booleans"),
+    (lambda: sd.mean_field(1.0, [1.0], [1, 0.3], kappa=10**400, modes=8), r"^kappa must be"),
+    (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=10**6), r"^modes: .*GiB"),
+    (lambda: sd.mean_field_zonal(1.0, [1.0], [True, 0.1], d=3, modes=8), r"^mu0: "),
+    (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1j], d=3, modes=8), r"^mu0: "),
+    (lambda: sd.critical_kappa(1.0, 2, symbolic="yes"), r"^symbolic must be True or False"),
+])
+def test_mean_field_inputs_the_fuzz_found(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_control_the_same_mean_field_calls_with_good_values_answer():
+    a = sd.mean_field(1.0, [1.0], [1, 0.3], modes=8, kappa=4.0).order
+    b = sd.mean_field(1.0, [1.0], [1.0, 0.3], modes=8, kappa=4.0).order
+    assert a == b and 0 < a[0] < 1
+    z = sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8)
+    assert z.moments[0, 0] == 1
+
+
+def test_critical_kappa_refuses_before_deriving(monkeypatch):
+    from symdyn.meanfield import stability
+
+    calls = []
+    monkeypatch.setattr(stability, "_critical", lambda a: calls.append(a) or 1 / 0)
+    for d in (0, 1, 2.5, True):
+        with pytest.raises(ValueError, match="^d must be an integer >= 2"):
+            sd.critical_kappa(1.0, d)
+    assert calls == []                     # no derivation was asked for
+    with pytest.raises(ZeroDivisionError):         # control: a good d derives
+        sd.critical_kappa(1.0, 2)
+    assert calls == ["softmax"]
+
+
+def test_cli_points_of_400_digits_is_one_short_line(capsys):
+    from symdyn.cli import main
+
+    assert main(["simulate", "post-ln", "--points", "1" * 400]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and len(err) < 200 and "--points" in err

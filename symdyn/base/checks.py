@@ -146,8 +146,11 @@ def inverse_noise(kappa, name: str = "kappa"):
     """The inverse noise level: ``None`` (no noise) for ``None`` or ``+inf``
     (``dX = v dt + sqrt(2/kappa) dW``: kappa = inf is the noiseless flow),
     else a finite number > 0 (a ``ValueError`` naming ``name`` otherwise)."""
-    if kappa is None or (_real(kappa) and float(kappa) == np.inf):
-        return None
+    try:
+        if kappa is None or (_real(kappa) and float(kappa) == np.inf):
+            return None
+    except OverflowError:                       # 10**400: not a float
+        pass
     try:
         return number(kappa, name, 0, low_open=True)
     except ValueError:

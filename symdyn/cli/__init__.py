@@ -10,6 +10,7 @@ examples), :mod:`.commands` runs them.
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import re
@@ -104,6 +105,53 @@ def _outputs(args) -> None:
                          f"tcp://host:8786, got {shown(scheduler)}")
 
 
+#: Python names of the library's messages that are not an option's ``dest``.
+_ALIASES = {"t": "--t-max, --points", "params": "--param", "dtype": "--precision",
+            "X0": "--init, --n, --d, --seeds"}
+_LEADING = re.compile(r"^(sd\.init\.\w+|[A-Za-z_]\w*)(?=:| must | expected)")
+_KEYWORD = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)=('[^']*'|\.\.\.|[\w.+-]+)")
+_UNKNOWN = re.compile(r"unknown symbol\(s\) \['([^']+)'")
+
+
+def _flags(parser, command) -> dict:
+    """Python name -> the option of ``command`` that sets it (``t_max`` and
+    ``scheme_t_switch`` -> ``--t-max``, ``--t-switch``)."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {}
+    for action in sub.choices[command]._actions:
+        long = [o for o in action.option_strings if o.startswith("--")]
+        if long and action.dest != "help":
+            flags[action.dest.removeprefix("scheme_")] = long[0]
+    flags.update({k: v for k, v in _ALIASES.items() if k not in flags})
+    flags.update({k: "--init, --n, --d, --seeds" for k in ("sd.init.sphere", "sd.init.gaussian",
+                                                            "sd.init.equiangular")})
+    return flags
+
+
+def in_flags(text: str, flags: dict) -> str:
+    """A library message as the command line says it: the argument it starts
+    with and ``name=value`` become options (``step: ... (step=h)`` ->
+    ``--step: ... (--step h)``, ``step=None`` -> ``no --step``), and an
+    unknown symbol of a law points to ``--param NAME=VALUE``."""
+    lead = _LEADING.match(text)
+    if lead and lead.group(1) in flags:
+        rest = text[lead.end():]               # an option left out is None in Python
+        text = flags[lead.group(1)] + rest.replace(" None or ", " ").replace(" or None", "")
+
+    def keyword(m):
+        flag = flags.get(m.group(1))
+        if flag is None or "," in flag:
+            return m.group(0)
+        return f"no {flag}" if m.group(2) == "None" else f"{flag} {m.group(2).strip(chr(39))}"
+
+    text = _KEYWORD.sub(keyword, text)
+    unknown = _UNKNOWN.search(text)
+    if unknown and "--param" in flags.values() and text.startswith(("--speed", "--radial",
+                                                                     "--alpha")):
+        text += f"; give a free parameter its value with --param {unknown.group(1)}=VALUE"
+    return text
+
+
 def _main(argv) -> int:
     with warnings.catch_warnings():
         # numpy's RuntimeWarnings on values we then refuse are noise here.
@@ -114,7 +162,11 @@ def _main(argv) -> int:
             parser.print_help()
             return OK
         _outputs(args)
-        out = COMMANDS[args.command](args)
+        try:
+            out = COMMANDS[args.command](args)
+        except ValueError as exc:
+            text = in_flags(_one_line(exc), _flags(parser, args.command))
+            raise ValueError(text) from exc
         if isinstance(out, int):
             return out
         with naming("standard output"):          # `symdyn ... > file` on a full disk

@@ -83,7 +83,7 @@ def _times(args):
         args.points = 101 if getattr(args, "plot", None) else 11
     if not 2 <= args.points <= _MAX_POINTS:
         raise ValueError(f"--points must be an integer in [2, {_MAX_POINTS}], "
-                         f"got {args.points}")
+                         f"got {shown(args.points)}")
     if getattr(args, "log", False):
         return np.concatenate([[0.0], np.geomspace(1e-4 * t_max, t_max, args.points - 1)])
     return np.linspace(0.0, t_max, args.points)

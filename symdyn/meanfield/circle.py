@@ -38,8 +38,10 @@ from scipy.special import ive
 
 from symdyn.base.checks import (
     check_attention,
+    has_bool,
     integer,
     inverse_noise,
+    memory,
     number,
     output_times,
     shown,
@@ -154,6 +156,9 @@ def _initial(mu0, modes):
         c = np.fft.rfft(vals / mass)[:modes + 1] * (2 * np.pi / n)
         c[0] = 1.0
         return c
+    if isinstance(mu0, (list, tuple)) and has_bool(mu0):      # numpy reads True as 1
+        raise ValueError(f"mu0: expected Fourier moments (numbers), got booleans: "
+                         f"{shown(mu0)}")
     c = np.asarray(mu0)
     if c.ndim != 1 or c.size < 1 or c.dtype.kind not in "iufc" or not np.all(np.isfinite(c)):
         raise ValueError("mu0: expected a density function of theta or a 1-D array of finite "
@@ -222,6 +227,7 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
         raise ValueError("beta must be in [0, 700] with the unnormalized kernel "
                          f"(e^beta overflows), got {b}")
     times = output_times(t)
+    memory(8 * 4 * m * 40, f"modes: {m:,} (mean_field's grid of 4 x modes points)")
     c = _initial(mu0, m)
     lin = np.zeros(m + 1) if kap is None else -np.arange(m + 1) ** 2 / kap
     stepper = _Stepper(_Field(b, attention, m), lin)

@@ -48,7 +48,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from symdyn.base.checks import check_attention, integer, inverse_noise, number
+from symdyn.base.checks import check_attention, integer, inverse_noise, number, shown
 
 K, D = sp.symbols("k d", positive=True, integer=True)
 B, KAPPA = sp.symbols("beta kappa", positive=True)
@@ -151,10 +151,12 @@ def critical_kappa(beta, d, attention="softmax", symbolic=False):
     Floats underflow to 0 for the unnormalized kernel at beta >~ 700.
     """
     check_attention(attention)
-    expr = _critical(attention).subs(K, 1)
+    if symbolic not in (True, False):
+        raise ValueError(f"symbolic must be True or False, got {shown(symbolic)}")
     if symbolic and (isinstance(beta, sp.Basic) or isinstance(d, sp.Basic)):
-        return expr.subs({B: beta, D: d}, simultaneous=True)
-    b, dd, _ = _check(beta, d, attention)
+        return _critical(attention).subs(K, 1).subs({B: beta, D: d}, simultaneous=True)
+    b, dd, _ = _check(beta, d, attention)          # before the derivation: refused at once
+    expr = _critical(attention).subs(K, 1)
     if symbolic:
         e = expr.subs(D, dd)
         return sp.limit(e, B, 0, "+") if b == 0 else sp.powsimp(e.subs(B, sp.nsimplify(b)))

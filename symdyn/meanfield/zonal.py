@@ -33,8 +33,10 @@ from scipy.special import eval_gegenbauer, gammaln, roots_jacobi
 
 from symdyn.base.checks import (
     check_attention,
+    finite_array,
     integer,
     inverse_noise,
+    memory,
     number,
     output_times,
     shown,
@@ -122,7 +124,12 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     if attention == "unnormalized" and b > 700:
         raise ValueError(f"beta must be in (0, 700] with the unnormalized kernel, got {b}")
     times = output_times(t)
-    c = np.asarray(mu0, dtype=float) if not callable(mu0) else None
+    memory(8 * (mm + 1) * (2 * mm + 2) * 6, f"modes: {mm:,} (mean_field_zonal's "
+           f"Gegenbauer tables, (modes + 1) x (2 modes + 2))")
+    try:
+        c = None if callable(mu0) else finite_array(mu0, "mu0")
+    except ValueError:
+        c = None
     if c is None or c.ndim != 1 or not 1 <= c.size <= mm + 1 or not np.all(np.isfinite(c)) \
             or not c[0] > 0:
         raise ValueError(f"mu0: expected 1-D finite moments m_0..m_K, m_0 > 0, K <= modes; "
