@@ -153,3 +153,45 @@ def test_control_an_unlinked_figure_is_seen(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "rglob", lambda self, pattern, _orig=Path.rglob: (
         [*_orig(self, pattern), fake] if pattern == "*.png" else _orig(self, pattern)))
     assert fake in figures() - shown_figures()
+
+
+# ------------------------------------------------------------------ constants
+
+
+def _one_step_mean(h, kappa):
+    """m(h) = E<N(theta + s xi), theta> on S^2, s = sqrt(2h/kappa), by quadrature
+    (the inner Gaussian integral in closed form: sign(a) sqrt(pi) c erfcx(c))."""
+    import numpy as np
+    from scipy import integrate, special
+
+    s = np.sqrt(2 * h / kappa)
+
+    def g(x):
+        a = 1 + s * x
+        c = abs(a) / (s * np.sqrt(2))
+        return np.sign(a) * np.sqrt(np.pi) * c * special.erfcx(c) * np.exp(-x * x / 2)
+    parts = [integrate.quad(g, lo, hi, epsabs=1e-14, limit=200)[0]
+             for lo, hi in ((-np.inf, -1 / s), (-1 / s, np.inf))]
+    return sum(parts) / np.sqrt(2 * np.pi)
+
+
+def _bias_limit_in_model_md() -> float:
+    text = " ".join(_read(DOCS / "model.md").split())
+    found = re.search(r"\\to -\\frac\{2T\}\{\\kappa\^2\}e\^\{-2T/\\kappa\} = (-0\.\d+)\$", text)
+    assert found, "docs/model.md section 7 no longer states the bias limit"
+    return float(found.group(1))
+
+
+def test_the_noisy_rules_bias_limit_in_model_md():
+    import numpy as np
+
+    kappa, T = 2.0, 1.0
+    stated = _bias_limit_in_model_md()
+    closed = -2 * T / kappa**2 * np.exp(-2 * T / kappa)
+    gap = {h: (_one_step_mean(h, kappa) ** round(T / h) - np.exp(-2 * T / kappa)) / h
+           for h in (1 / 64, 1 / 128)}
+    richardson = 2 * gap[1 / 128] - gap[1 / 64]          # the O(h) term of the gap removed
+    assert abs(richardson - closed) < 5e-5                # the quadrature agrees with the form
+    assert abs(stated - closed) < 5e-6                    # the page states the limit
+    # control: the old constant, the gap at h = 1/64, is told apart from the limit
+    assert abs(round(gap[1 / 64], 3) - closed) > 1e-3
