@@ -1,6 +1,6 @@
 """Fuzz every entry point, API and CLI, with hostile and careless input.
 
-    python benchmarks/fuzz.py [--cases 3000] [--seed 0] [--timeout 30]
+    python benchmarks/fuzz.py [--cases 3000] [--seed 0] [--timeout 30] [--only ENTRY ...]
 
 Each case is one call (text, numbers, types, sizes, files) run in a worker
 process; the parent kills a worker that takes longer than ``--timeout`` (a
@@ -101,8 +101,8 @@ def times(rng: random.Random):
 # Each maker returns (entry, kwargs); `run` dispatches on entry in the worker.
 
 
-def make_case(rng: random.Random):
-    entry = rng.choice(ENTRIES)
+def make_case(rng: random.Random, entries=None):
+    entry = rng.choice(entries or ENTRIES)
     text = law_texts(rng)
     if entry in ("custom", "ngpt", "law_of_t", "numeric", "derive_custom", "solve_custom",
                  "simulate_custom", "leading_order", "initial_velocity_text"):
@@ -443,9 +443,11 @@ def main(argv=None):
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--only", nargs="+", choices=ENTRIES, metavar="ENTRY",
+                        help=f"fuzz only these entry points: {', '.join(ENTRIES)}")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
-    cases = [make_case(rng) for _ in range(args.cases)]
+    cases = [make_case(rng, args.only) for _ in range(args.cases)]
     ctx = mp.get_context("spawn")
     counts, notes, proc = Counter(), [], None
     t0 = time.monotonic()

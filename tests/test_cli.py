@@ -691,3 +691,24 @@ def test_control_the_library_s_words_are_python_keywords(monkeypatch, capsys):
 def test_control_with_its_parameter_the_speed_runs(capsys):
     assert main(["derive", "custom", "--speed", "A_norm/(1+c*t)", "--param", "c=0.5"]) == 0
     assert main(_SIM + ["--mask", "Causal", "--points", "2"]) == 0    # any case, as schemes
+
+
+def test_a_phase_diagram_table_the_full_disk_refuses_exits_2(tmp_path, monkeypatch, capsys):
+    import contextlib
+
+    import symdyn.studies.storage as storage
+
+    @contextlib.contextmanager
+    def full(path, mode="wb"):
+        raise OSError(errno.ENOSPC, "No space left on device")
+        yield
+
+    argv = ["phase-diagram", "--d", "4", "--beta", "1", "--n", "4", "--seeds", "1",
+            "--points", "3", "--t-max", "1", "--workers", "1", "--out", str(tmp_path)]
+    monkeypatch.setattr(storage, "_replacing", full)
+    assert main(argv) == 2      # the sweep warns and returns its table; the CLI lost it
+    assert capsys.readouterr().err.splitlines()[-1] == (f"symdyn: error: --out: cannot write "
+                                       f"{tmp_path / 'phase_diagram.csv'} "
+                                       f"(No space left on device)")
+    monkeypatch.undo()                         # control: the table is written, exit 0
+    assert main(argv) == 0 and (tmp_path / "phase_diagram.csv").stat().st_size > 100

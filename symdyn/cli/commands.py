@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 
 import numpy as np
 
@@ -188,7 +189,13 @@ def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None,
     out = writable_path(out, "out", folder=True)
     t = np.concatenate([[0.0], np.geomspace(0.1, t_max, points)])
     csv = out / "phase_diagram.csv"
-    dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        dg, _ = phase_diagram(schemes, d, beta, t, n, seeds, out=csv, **sweep_options)
+    for w in seen:       # the sweep returns its table when the disk fills; here it is lost
+        if str(w.message).startswith("out: cannot write"):
+            raise ValueError(str(w.message).partition("; the table")[0])
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return dg, {"table": [csv], **phase_figures(dg, out, n, seeds)}
 
 
