@@ -27,6 +27,7 @@ from ..reduced.solver import solve
 from .claims import PAPER_SIX, Claim, caption_checks  # noqa: F401 (re-exported)
 from .page import save_figure  # noqa: F401 (re-exported)
 from .plot import (
+    BAND_MIN_RUNS,
     bands,
     coinciding,
     figure,
@@ -133,6 +134,11 @@ def plot_figure2(data, width="full"):
                           rf"$\beta = {data['beta']:g}$, nGPT with $\alpha_t = 1$")
 
 
+#: Figure 3's schedules other than nGPT's default, in shades of nGPT's orange
+#: (dark to light), so every curve reads as nGPT and each apart.
+SHADES = ("#8C5A00", "#C47F00", "#F5C242", "#5C3A00")
+
+
 def plot_figure3(data, width="full"):
     """nGPT under the alpha schedules: gamma(t), and 1 - gamma on a log axis."""
     import sympy as sp
@@ -141,10 +147,12 @@ def plot_figure3(data, width="full"):
     fig, ax = figure(1 if full else 2, 2 if full else 1, width,
                      height=2.9 if full else 4.6)
     ax = ax.ravel()
-    for c in data["curves"].values():
+    for k, c in enumerate(data["curves"].values()):
         s = scheme("ngpt", alpha=c["alpha"])
-        st = {**style(s, marker=True),
+        st = {**style(s, marker=True),           # nGPT's look; shades tell the schedules apart
               "label": rf"$\alpha_t = {sp.latex(dict(s.params)['alpha'])}$"}
+        if s != scheme("ngpt"):
+            st["color"] = SHADES[(k - 1) % len(SHADES)]
         trajectory(_curve(data["t"], c), "gamma", ax=ax[0], **st)
         trajectory(_curve(data["t"], c), "epsilon", ax=ax[1], **st)
     ax[0].set_title("(a) cosine similarity")
@@ -156,7 +164,8 @@ def plot_figure3(data, width="full"):
 
 
 def plot_bands(panels, title: str, width="full", emphasis=None):
-    """Mean gamma(t) and its 5-95% quantile band over seeds, one panel per
+    """Mean gamma(t) and its 5-95% quantile band over seeds (from 20 seeds on;
+    fewer: each run as a thin line), one panel per
     ``(label, data)`` of :func:`figure4_data` (side by side at ``"full"``
     width, stacked at ``"column"``); ``emphasis``: one scheme drawn thick
     with its band, the others thin (Figure 5's "none"). One legend, below;
@@ -164,7 +173,7 @@ def plot_bands(panels, title: str, width="full", emphasis=None):
     k = len(panels)
     full = width != "column"
     fig, axes = figure(1 if full else k, k if full else 1, width, sharey=True,
-                       height=(3.4 if k == 1 else 2.9) if full else 0.5 + 2.2 * k)
+                       height=(3.4 if k == 1 else 2.9) if full else 2.0 + 2.2 * k)
     axes = axes.ravel()
     for ax, (label, data) in zip(axes, panels, strict=True):
         bands(data, ax=ax, emphasis=emphasis)
@@ -210,8 +219,9 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
                                               points=21, schemes_=schemes_)))
     say("figure 5")
     f5 = figure5_data(base=f4)
-    title = (rf"Kaiming weights, $\beta = \sqrt{{d}}$, unit-scale starts, mean and 5-95% "
-             f"band over seeds{', quick mode' if quick else ''}")
+    spread = "5-95% band" if seeds >= BAND_MIN_RUNS else "each run thin"
+    title = (rf"Kaiming weights, $\beta = \sqrt{{d}}$, unit-scale starts, mean and {spread} "
+             f"over seeds{', quick mode' if quick else ''}")
     with paper_style():
         files = {
             "figure2": save_figure(plot_figure2(f2), out, "figure2"),

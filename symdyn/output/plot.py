@@ -252,7 +252,7 @@ def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
     >>> len(ax.get_lines()), len(ax.collections)   # the mean, 3 runs (no band), the key
     (5, 0)
     >>> ax.get_lines()[-1].get_label()
-    'lines: mean of 3 runs, thin: each run'
+    'mean of 3 runs, thin: runs'
     """
     fig, ax = _axes(ax)
     if emphasis is not None and emphasis not in data["curves"]:
@@ -271,10 +271,10 @@ def bands(data: dict, ax=None, quantiles=(0.05, 0.95), emphasis=None):
                     alpha=0.25 if emphasis is not None else 0.12, named=False)
     if counts:             # one legend entry says what the lines and bands are
         k = max(counts)
-        spread = ("" if k < 2 else f", band {quantiles[0]:.0%}-{quantiles[1]:.0%}"
-                  if k >= BAND_MIN_RUNS else ", thin: each run")
-        ax.plot([], [], color="none", label=f"lines: mean of {k} runs{spread}"
-                if len(counts) == 1 else f"lines: means{spread}")
+        spread = ("" if k < 2 else f", {quantiles[0]:.0%}-{quantiles[1]:.0%}"
+                  if k >= BAND_MIN_RUNS else ", thin: runs")
+        ax.plot([], [], color="none", label=f"mean of {k} runs{spread}"
+                if len(counts) == 1 else f"means{spread}")
     ax.set(xlabel="depth $t$", ylabel=r"$\gamma(t)$")
     return ax
 
