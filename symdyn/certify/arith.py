@@ -69,7 +69,8 @@ def ball(value, name: str):
         lo, hi = (exact(v, name) for v in value)
         if lo > hi:
             raise ValueError(f"{name}: lo <= hi in (lo, hi), got {value!r}")
-        return ball(lo, name).union(ball(hi, name))
+        half = (hi - lo) / 2                  # mid +/- half, the radius rounded up
+        return ball((lo + hi) / 2, name) + arb(0, float(half) * (1 + 2.0**-50))
     q = exact(value, name)
     return arb(q.numerator) / q.denominator if q.denominator != 1 else arb(q.numerator)
 

@@ -18,7 +18,7 @@ import sympy as sp
 from flint import acb, arb
 
 from ..model.registry import scheme as get_scheme
-from .arith import Enclosure, ball, working
+from .arith import Enclosure, ball, exact, working
 from .forms import forms
 from .printer import NotCertifiable
 from .taylor import Uncertified, integrate
@@ -31,9 +31,9 @@ class _Problem:
         self.scheme = get_scheme(scheme)
         self.phases = forms(self.scheme, attention)
         self.n, self.beta = ball(n, "n"), ball(beta, "beta")
-        if not self.n.lower() >= 2:
+        if not exact(n[0] if isinstance(n, tuple) else n, "n") >= 2:
             raise ValueError(f"n: must be >= 2, got {n!r}")
-        if not self.beta.lower() >= 0:
+        if not exact(beta[0] if isinstance(beta, tuple) else beta, "beta") >= 0:
             raise ValueError(f"beta: must be >= 0, got {beta!r}")
         names = [x.name for x in self.scheme.symbols]
         unknown = sorted(set(params) - set(names))
@@ -61,8 +61,7 @@ class _Problem:
         rest = self.args(r)
 
         def F(u, analytic=False):
-            e = (-u).exp()
-            return e * phase.inv_f(1 - e, *rest, analytic=analytic)
+            return phase.rate(1 - (-u).exp(), *rest, analytic=analytic)
         return F
 
 
@@ -71,8 +70,11 @@ def _quad(F, a: arb, b: arb, prec: int) -> arb:
     midpoints, plus each end's ball times ``F`` over that ball (mean value)."""
     am, bm = arb(a.mid()), arb(b.mid())
     tol = arb(2) ** (-prec)
+    loose = not F(bm).rel_accuracy_bits() > prec // 2     # ball parameters: wide anyway
+    if loose:
+        tol = arb(2) ** -20
     core = acb.integral(lambda z, an: F(z, an), am, bm, rel_tol=tol, abs_tol=tol,
-                        eval_limit=200000)
+                        eval_limit=2000 if loose else 200000)
     out = core.real + (b - bm) * F(b) - (a - am) * F(a)
     if not out.is_finite():
         raise Uncertified("the quadrature did not converge (the velocity may vanish "
@@ -100,7 +102,7 @@ def _solve_for(F, a: arb, target: arb, guess: float, prec: int) -> arb:
     return X
 
 
-def _phases(prob: _Problem, u1, prec: int):
+def _phases(prob: _Problem, u1, prec: int, stop_above=None):
     """``(T, methods)``: walk the phases from ``u0`` to ``u1``."""
     u = -(1 - prob.g0).log()
     t, r, methods = arb(0), prob.r0, []
@@ -128,11 +130,13 @@ def _phases(prob: _Problem, u1, prec: int):
                 raise NotCertifiable(f"{prob.scheme.name}: a switch in t after a phase "
                                      f"without a separable form is not supported")
             order = max(8, prec // 6 + 4)
-            y, steps = integrate(ph.field, u, u1, [t, r], prob.args(r)[1:], tol=tol,
-                                 order=order)
+            y, steps, stopped = integrate(ph.field, u, u1, [t, r], prob.args(r)[1:], tol=tol,
+                                          order=order, stop_above=stop_above)
             methods.append(f"{ph.text}; validated Taylor series in u = -log(1 - gamma), "
-                           f"degree {order}, {steps} steps")
-            return y[0], methods
+                           f"degree {order}, {steps} steps" + (" (stopped: above the bound)"
+                                                               if stopped else ""))
+            return (arb(y[0].lower()).union(arb(y[0].lower()) * 2 + 1) if stopped else y[0],
+                    methods)
     raise Uncertified("no phase reaches the level")
 
 
@@ -159,6 +163,18 @@ def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128,
         u1 = -(1 - prob.level).log()
         T, methods = _phases(prob, u1, guard)
     return Enclosure(T, "; then ".join(methods) + f" ({prec} bits)", prec)
+
+
+def bound(scheme, level, *, n, beta, gamma0=0, r0=1, prec=64, attention="softmax",
+          stop_above=None, **params):
+    """``(ball, method)``: the crossing time's ball; with ``stop_above`` an ODE
+    phase may stop once the time is certainly above it, and the ball then only
+    bounds from below (its lower end is a lower bound). For comparisons."""
+    with working(int(prec) + 20):
+        prob = _Problem(scheme, level, n, beta, gamma0, r0, attention, params)
+        u1 = -(1 - prob.level).log()
+        T, methods = _phases(prob, u1, int(prec) + 20, stop_above)
+    return T, "; then ".join(methods)
 
 
 def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, attention="softmax",

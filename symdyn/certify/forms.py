@@ -46,7 +46,8 @@ I_ = sp.Symbol("I", positive=True)
 class Phase:
     """One phase ``[start, end)`` of the reduced ODE in its form.
 
-    ``kind`` is ``"separable"`` (``inv_f``: :math:`1/f(\\gamma, r, \\ldots)`,
+    ``kind`` is ``"separable"`` (``rate``: :math:`(1-\\gamma)/f(\\gamma, r, \\ldots)`,
+    the integrand in :math:`u = -\\log(1-\\gamma)`,
     ``S``, ``S_inv``: sympy in ``T`` and ``I``, ``S_at``, ``S_inv_at``:
     compiled) or ``"ode"`` (``field``: :math:`(dt/du, dr/du)`, :math:`u = -\\log(1-\\gamma)`,
     compiled in ``gamma, t, r, n, beta, *params``); ``text`` names the form.
@@ -58,7 +59,7 @@ class Phase:
     text: str
     gamma_dot: sp.Expr
     r_dot: sp.Expr
-    inv_f: object = None
+    rate: object = None
     S: sp.Expr = None
     S_inv: sp.Expr = None
     S_at: object = None
@@ -126,7 +127,8 @@ def _phase(G, R, start, end, params) -> Phase:
         f, s, S, S_inv = sep
         text = (f"separable: int dgamma/f = {sp.sstr(S)} (T from t = {start}), "
                 f"f = dgamma/dt at t = {start}")
-        return Phase(start, end, "separable", text, G, R, inv_f=compile_ball(1 / f, args),
+        rate = sp.factor(sp.cancel((1 - gamma) / f))      # d/du of int dgamma/f
+        return Phase(start, end, "separable", text, G, R, rate=compile_ball(rate, args),
                      S=S, S_inv=S_inv, S_at=compile_ball(S, [T_, n, BETA, *params]),
                      S_inv_at=compile_ball(S_inv, [I_, n, BETA, *params]))
     ratio = sp.cancel(R / G / r) if not _simple(R) else sp.Integer(0)

@@ -115,10 +115,12 @@ def _horner(coeffs, h):
 
 
 def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
-              max_steps: int = 4000):
-    """``(y(u1), steps)``: the state at ``u1`` enclosed, from ``y(u0) = y0``;
-    each step's remainder at most ``tol`` (times the enclosure's M), Taylor
-    polynomials of degree ``order``."""
+              max_steps: int = 4000, stop_above=None):
+    """``(y(u1), steps, stopped)``: the state at ``u1`` enclosed, from
+    ``y(u0) = y0``; each step's remainder at most ``tol`` relative to the
+    state, Taylor polynomials of degree ``order``. With ``stop_above``, the
+    walk stops (``stopped`` True) once ``y[0]`` is certainly above it: ``y[0]``
+    (the time) increases with ``u``, so then ``y[0](u1)`` is above it too."""
     K = int(order)
     c, y, steps = u0, list(y0), 0
     rho = 0.25
@@ -137,7 +139,8 @@ def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
             if M is None:
                 rho /= 2
         Mf = max(max(float(m) for m in M), 1e-300)
-        q = min(Q_MAX, (tol * (1 - Q_MAX) / Mf) ** (1 / (K + 1)))
+        scale = max(1.0, max(float(v.abs_upper()) for v in y))
+        q = min(Q_MAX, (tol * scale * (1 - Q_MAX) / Mf) ** (1 / (K + 1)))
         last = q * rho >= left
         h = (u1 - c) if last else arb(q * rho)
         qb = h.abs_upper() / rho
@@ -148,10 +151,12 @@ def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
         if not all(v.is_finite() for v in y):
             raise Uncertified(f"the enclosure blew up near u = {float(c.mid()):.6g}")
         steps += 1
+        if stop_above is not None and y[0].lower() > stop_above:
+            return y, steps, True
         if last or steps >= max_steps:
             if not last:
                 raise Uncertified(f"more than {max_steps} steps")
             break
         c = c + h
         rho *= 2.0 if tries == 1 else 1.0
-    return y, steps
+    return y, steps, False
