@@ -10,8 +10,10 @@ from symdyn.cli import main
 
 
 def run(*argv):
+    # the timeout is a hang guard: `report --quick` takes ~2 min on 2 cores,
+    # and ran past 300 s on a loaded machine
     return subprocess.run([sys.executable, "-m", "symdyn.cli", *argv],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=1800)
 
 
 def test_schemes(capsys):
