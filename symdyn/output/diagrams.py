@@ -16,7 +16,7 @@ import numpy as np
 
 from ..model.registry import schemes as builtin_names
 from .page import figure, finish, save_figure
-from .style import label, paper_style, style
+from .style import label, paper_style, shade, style
 
 
 def _named(scheme: str) -> str:
@@ -131,8 +131,8 @@ def plot_design(builtin: dict, designed: dict, target: float, layers: int | None
             line = twin
             line.set_label(line.get_label() + f" = {lab.removeprefix('ngpt ')}")
             continue
-        st = style(fam, marker=True)
-        line, = ax.plot(t, np.asarray(tr.gamma).ravel(), color=st["color"],
+        st = style(fam, marker=True)            # a family's scheme colour, shaded per curve
+        line, = ax.plot(t, np.asarray(tr.gamma).ravel(), color=shade(st["color"], len(drawn)),
                         linestyle=st["linestyle"], marker=st["marker"], lw=2.0,
                         markevery=marks or st["markevery"], label=f"designed: {lab}",
                         zorder=3)

@@ -38,6 +38,7 @@ from .plot import (
     trajectory,
     triptych,
 )
+from .style import shade
 
 __all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
            "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",
@@ -134,11 +135,6 @@ def plot_figure2(data, width="full"):
                           rf"$\beta = {data['beta']:g}$, nGPT with $\alpha_t = 1$")
 
 
-#: Figure 3's schedules other than nGPT's default, in shades of nGPT's orange
-#: (dark to light), so every curve reads as nGPT and each apart.
-SHADES = ("#8C5A00", "#C47F00", "#F5C242", "#5C3A00")
-
-
 def plot_figure3(data, width="full"):
     """nGPT under the alpha schedules: gamma(t), and 1 - gamma on a log axis."""
     import sympy as sp
@@ -149,10 +145,9 @@ def plot_figure3(data, width="full"):
     ax = ax.ravel()
     for k, c in enumerate(data["curves"].values()):
         s = scheme("ngpt", alpha=c["alpha"])
-        st = {**style(s, marker=True),           # nGPT's look; shades tell the schedules apart
+        st = {**style(s, marker=True),
               "label": rf"$\alpha_t = {sp.latex(dict(s.params)['alpha'])}$"}
-        if s != scheme("ngpt"):
-            st["color"] = SHADES[(k - 1) % len(SHADES)]
+        st["color"] = shade(st["color"], k)     # shades of nGPT's orange
         trajectory(_curve(data["t"], c), "gamma", ax=ax[0], **st)
         trajectory(_curve(data["t"], c), "epsilon", ax=ax[1], **st)
     ax[0].set_title("(a) cosine similarity")

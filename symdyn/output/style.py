@@ -181,6 +181,19 @@ def style(scheme: SchemeLike, marker: bool = False) -> dict:
     return out
 
 
+def shade(color: str, k: int) -> str:
+    """The ``k``-th shade of ``color`` (``k = 0``: itself; then darker and
+    lighter in turn): for figures that draw many variants of one scheme in
+    its colour family (Figure 3's schedules, designed families)."""
+    if k == 0:
+        return color
+    rgb = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    step = (0.35, 0.45, 0.6, 0.7)[(k - 1) % 4]
+    toward = 0.0 if k % 2 else 1.0                          # odd: darker; even: lighter
+    mixed = [(1 - step) * c + step * toward for c in rgb]
+    return "#" + "".join(f"{round(255 * c):02X}" for c in mixed)
+
+
 def _fixed(s: Scheme) -> Style | None:
     """The style of the baseline, or of a built-in's entry (at any parameters); else None."""
     if s == NONE:
