@@ -154,6 +154,11 @@ def test_control_the_fake_clock_counts_every_configured_wait(monkeypatch):
     (lambda: sd.mean_field_zonal(1.0, [1.0], [True, 0.1], d=3, modes=8), r"^mu0: "),
     (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1j], d=3, modes=8), r"^mu0: "),
     (lambda: sd.critical_kappa(1.0, 2, symbolic="yes"), r"^symbolic must be True or False"),
+    (lambda: sd.mean_field(1e9, [1.0], [1, 0.3], modes=8), r"^beta must be in \[0, 1e\+08\]"),
+    (lambda: sd.mean_field(1.0, [1.0], lambda x: 1 / 0, modes=8),
+     r"^mu0: the density function failed .*ZeroDivisionError"),
+    (lambda: sd.mean_field(1.0, [1.0], np.ones((2, 2)), modes=8),
+     r"^mu0: .*got array\(\[\[1., 1.\], \[1., 1.\]\]\)$"),        # one line
 ])
 def test_mean_field_inputs_the_fuzz_found(call, match):
     with pytest.raises(ValueError, match=match):
@@ -166,6 +171,10 @@ def test_control_the_same_mean_field_calls_with_good_values_answer():
     assert a == b and 0 < a[0] < 1
     z = sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8)
     assert z.moments[0, 0] == 1
+    # at the largest beta the solver still runs: softmax at beta -> oo moves the law by
+    # U'/(beta U) -> 0, so only the noise acts: c_1(t) = c_1(0) exp(-t/kappa) (closed form)
+    big = sd.mean_field(1e8, [0.0, 1.0], [1, 0.15], kappa=4.0, modes=16, tol=1e-8).order
+    assert big[1] == pytest.approx(0.15 * np.exp(-1 / 4), rel=1e-3)
 
 
 def test_critical_kappa_refuses_before_deriving(monkeypatch):

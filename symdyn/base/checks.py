@@ -21,8 +21,8 @@ import numpy as np
 
 
 def shown(value, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters (for error messages)."""
-    text = repr(value)
+    """``repr(value)`` on one line, cut to ``limit`` characters (for error messages)."""
+    text = " ".join(repr(value).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

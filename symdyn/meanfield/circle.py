@@ -189,7 +189,11 @@ _SAMPLES = ("; mu0 takes moments c_0..c_K, not sampled angles (smooth their mome
 
 def _density_values(mu0, grid):
     """``mu0(grid)``: real, finite and >= 0, one value per angle (or one number)."""
-    raw = np.asarray(mu0(grid))
+    try:
+        raw = np.asarray(mu0(grid))
+    except Exception as exc:            # the caller's function: say which argument failed
+        raise ValueError(f"mu0: the density function failed on an array of {grid.size} "
+                         f"angles: {type(exc).__name__}: {shown(str(exc), 120)}") from exc
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"mu0: a density function must return real numbers, got "
                          f"dtype {raw.dtype} ({shown(raw)})")
@@ -206,6 +210,10 @@ def _density_values(mu0, grid):
         raise ValueError("mu0: a density must be >= 0 on [0, 2pi); "
                          f"min {vals.min():.3g} on the grid of {grid.size} points")
     return vals
+
+
+#: The largest beta of :func:`mean_field` (softmax; it ran finite there, and not at 1e10).
+MAX_SOFTMAX_BETA = 1e8
 
 
 def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-10):
@@ -226,6 +234,10 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     if attention == "unnormalized" and b > 700:
         raise ValueError("beta must be in [0, 700] with the unnormalized kernel "
                          f"(e^beta overflows), got {b}")
+    if b > MAX_SOFTMAX_BETA:
+        raise ValueError(f"beta must be in [0, {MAX_SOFTMAX_BETA:g}] (beyond, the velocity's "
+                         f"coefficients I_(m-1) - I_(m+1) = 2m I_m/beta are lost to "
+                         f"rounding), got {b:g}")
     times = output_times(t)
     memory(8 * 4 * m * 40, f"modes: {m:,} (mean_field's grid of 4 x modes points)")
     c = _initial(mu0, m)
