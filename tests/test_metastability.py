@@ -9,6 +9,8 @@ identity dE/dt = n sum_k |P grad_k E|^2 >= 0 for the energy under the
 unnormalized kernel. Each with a negative control.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -260,6 +262,41 @@ def test_the_energy_plot_draws_the_normalized_energy_in_rescaled_time():
         assert np.allclose(ln.get_xdata(), np.log1p(sim.t) / beta[i])
         assert np.allclose(ln.get_ydata(), sd.energy(sim.X[i], beta[i], normalized=True))
     assert np.isclose(lines[1].get_ydata()[-1], 1.0)           # one cluster at the end
-    # control: without saved tokens there is nothing to draw from
+    # the recorded energy draws the same lines without the tokens
+    bare = sd.simulate("post-ln", X0, beta=beta, t=sim.t)
+    again = [ln for ln in sd.plot.energy(bare, beta).get_lines()
+             if ln.get_drawstyle() == "steps-post"]
+    assert all(np.allclose(a.get_ydata(), b.get_ydata(), rtol=1e-10)
+               for a, b in zip(lines, again, strict=True))
+    # control: with neither there is nothing to draw from
     with pytest.raises(ValueError, match="save_x"):
-        sd.plot.energy(sd.simulate("post-ln", X0, beta=beta, t=[1.0]), beta)
+        sd.plot.energy(dataclasses.replace(bare, energy=None), beta)
+
+
+@pytest.mark.parametrize("step, mask", [(None, "full"), (0.1, "full"), (None, "causal")])
+def test_the_run_records_labels_and_energy_without_save_x(step, mask):
+    X0 = sd.init.sphere(20, 3, batch=2, seed=5)
+    beta = np.array([5.0, 10.0])
+    t = np.round(np.linspace(0.1, 40.0, 25), 1) if step else np.geomspace(0.1, 1e6, 25)
+    sim = sd.simulate("post-ln", X0, beta=beta, t=t, step=step, mask=mask, save_x=True)
+    assert np.array_equal(sim.labels, C.cluster_labels(sim.X, sim.cluster_threshold))
+    assert np.array_equal(C.count(sim.labels), sim.clusters)
+    assert np.allclose(sim.energy, sd.energy(sim.X, beta[:, None]), rtol=1e-12)
+    assert sim.events == C.events(C.cluster_labels(sim.X), sim.t)
+    assert np.array_equal(sim.leaders, C.leaders(sim.labels))
+    assert sim.plateaus == C.plateaus(sim.clusters, sim.t)
+    bare = sd.simulate("post-ln", X0, beta=beta, t=t, step=step, mask=mask)
+    assert bare.X is None and np.array_equal(bare.labels, sim.labels)
+    assert bare.events == sim.events
+    # another threshold needs the tokens; with them it differs (control)
+    with pytest.raises(ValueError, match="save_x"):
+        bare.cluster_labels(0.5)
+    assert not np.array_equal(sim.cluster_labels(0.0), sim.labels)
+
+
+def test_merged_runs_report_every_token_label():
+    X0 = sd.init.sphere(32, 8, batch=2, seed=0)
+    sim = sd.simulate("post-ln", X0, beta=9.0, t=[1e3, 1e12], save_x=True)
+    assert sim.merged > 0
+    assert np.array_equal(sim.labels, C.cluster_labels(sim.X))
+    assert sim.labels.shape == (2, 2, 32) and np.all(sim.labels[:, -1] == 0)

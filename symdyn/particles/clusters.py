@@ -85,6 +85,19 @@ def cluster_labels(X, threshold: float = THRESHOLD) -> np.ndarray:
     return linked_labels(linked).reshape(*lead, n)
 
 
+def graph_labels(linked: np.ndarray, links: np.ndarray | None = None) -> np.ndarray:
+    """:func:`linked_labels`, with the recorder's shortcuts: a complete graph
+    is one cluster, one without edges ``n`` (``links``: the count of True)."""
+    m, n, _ = linked.shape
+    if links is None:
+        links = np.count_nonzero(linked, axis=(-1, -2))
+    out = np.where((links == n * n)[:, None], 0, np.arange(n))
+    rest = np.flatnonzero((links != n * n) & (links != n))
+    if rest.size:
+        out[rest] = linked_labels(linked[rest])
+    return out
+
+
 def linked_labels(linked: np.ndarray) -> np.ndarray:
     """Canonical labels (m, n) of the components of graphs ``linked`` (m, n, n),
     symmetric with their diagonal set (the recorder's graphs)."""
@@ -276,15 +289,28 @@ def renyi_centres(X0, delta: float, strong: bool = True) -> np.ndarray:
     """
     dl = number(delta, "delta", 0, np.pi)
     theta = directions(X0)
+    n, d = theta.shape[-2:]
+    flat = theta.reshape(-1, n, d)
+    out = np.empty(flat.shape[:-1], dtype=bool)
+    step = max(1, CHUNK // (n * n))                     # members per (m, n, n) block
+    for i in range(0, len(flat), step):
+        out[i:i + step] = _centres(flat[i:i + step], dl, strong)
+    return out.reshape(theta.shape[:-1])
+
+
+#: Pairwise blocks of at most this many entries (renyi_centres and energy go by chunks).
+CHUNK = 2**24
+
+
+def _centres(theta, delta, strong):
     n = theta.shape[-2]
     G = theta @ np.swapaxes(theta, -1, -2)
-    near = np.arccos(np.clip(G, -1.0, 1.0)) <= dl      # within delta (not a centre's excuse)
-    earlier = np.tri(n, k=-1, dtype=bool)               # [k, j]: j < k
+    near = np.arccos(np.clip(G, -1.0, 1.0)) <= delta   # within delta: no centre
     if strong:
-        return ~np.any(near & earlier, axis=-1)
+        return ~np.any(near & np.tri(n, k=-1, dtype=bool), axis=-1)   # [k, j]: j < k
     centre = np.zeros(theta.shape[:-1], dtype=bool)
     for k in range(n):
-        centre[..., k] = ~np.any(near[..., k, :k] & centre[..., :k], axis=-1)
+        centre[:, k] = ~np.any(near[:, k, :k] & centre[:, :k], axis=-1)
     return centre
 
 
@@ -303,10 +329,16 @@ def energy(X, beta, normalized: bool = False) -> np.ndarray:
     if not np.all(np.isfinite(b)) or not np.all(b > 0):
         raise ValueError(f"beta must be finite and > 0, got {beta!r}")
     theta = directions(X)
-    n = theta.shape[-2]
-    G = theta @ np.swapaxes(theta, -1, -2)
-    bb = b[..., None, None]
-    scaled = np.exp(bb * (np.minimum(G, 1.0) - 1.0)).sum(axis=(-1, -2)) / n**2
+    n, d = theta.shape[-2:]
+    flat = theta.reshape(-1, n, d)
+    bf = np.broadcast_to(b, theta.shape[:-2]).reshape(-1)
+    scaled = np.empty(len(flat))
+    step = max(1, CHUNK // (n * n))
+    for i in range(0, len(flat), step):
+        G = flat[i:i + step] @ np.swapaxes(flat[i:i + step], -1, -2)
+        scaled[i:i + step] = np.exp(bf[i:i + step, None, None] * (np.minimum(G, 1.0) - 1.0)
+                                    ).sum(axis=(-1, -2)) / n**2
+    scaled = scaled.reshape(theta.shape[:-2])
     if normalized:
         return scaled
     with np.errstate(over="ignore"):

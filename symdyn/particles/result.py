@@ -20,10 +20,11 @@ from ..base.checks import memory
 from ..model.display import simulation_rows, summary_html, summary_text
 from ..ode import outputs
 from . import merging
+from .clusters import ClusterViews, graph_labels
 
 
 @dataclass(frozen=True)
-class Simulation:
+class Simulation(ClusterViews):
     """Observables of a particle simulation; batch axes first, time last.
 
     Attributes
@@ -64,6 +65,14 @@ class Simulation:
     offset : ndarray batch + (n, K)
         How far each token's direction lay from the one it reports (its
         group's representative) when it was merged; 0 for a token never merged.
+    labels : ndarray batch + (K, n)
+        Canonical cluster labels of the graph of ``clusters`` (cluster ``c`` is
+        the ``c``-th by its earliest token; :mod:`symdyn.particles.clusters`):
+        ``cluster_labels()``, ``events``, ``plateaus``, ``leaders`` read them.
+    energy : ndarray batch + (K,)
+        :math:`E_\\beta = \\frac{1}{2\\beta n^2}\\sum_{ij} e^{\\beta\\langle\\theta_i,
+        \\theta_j\\rangle}` of the directions at the run's beta (inf at beta = 0 and
+        where it overflows, beta > ~700).
     stiff_steps : int
         Steps taken with the Rosenbrock-W method over the whole batch
         (``method="auto"``; the rest are DOP853 steps).
@@ -100,6 +109,8 @@ class Simulation:
     bound: dict = dataclasses.field(default_factory=dict)
     spread: np.ndarray | None = None
     offset: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    energy: np.ndarray | None = None
 
     def _repr_html_(self) -> str:
         return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
@@ -118,7 +129,7 @@ def check_outputs(t, M, n, d, save_x):
     more with ``save_x``; twice that (the arrays and the result's copies).
     Output times cost no steps, so their count has no other limit."""
     K = outputs.count(t)
-    per = 8 * (6 + 3 * n + (n * d if save_x else 0)) + 5
+    per = 8 * (7 + 4 * n + (n * d if save_x else 0)) + 5
     memory(2 * M * K * per, f"t: {K:,} output times x {M:,} member(s) of {n} tokens "
                             f"(the recorded observables{', save_x' if save_x else ''})")
 
@@ -180,6 +191,8 @@ class Recorder:
         self.bound = {k: np.zeros((M, K), dtype=bool) for k in merging.PAIRWISE}
         self.spread = np.zeros((M, K))
         self.offset = np.zeros((M, n, K))
+        self.labels = np.full((M, K, n), -1)
+        self.energy = np.full((M, K), np.nan)
 
     def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
                 shift=0.0):
@@ -207,16 +220,22 @@ class Recorder:
             raise ArithmeticError("simulate: " + (
                 field.fault or f"non-finite tokens or velocities at "
                                f"{where if isinstance(where, str) else where()}"))
-        self(k, members, theta, rad + np.asarray(shift)[..., None], speed)
+        self(k, members, theta, rad + np.asarray(shift)[..., None], speed,
+             np.reshape(beta, -1))
         if merged is not None:
             flags, self.spread[members, k] = merged.bounds(members, theta)
             self.offset[members, :, k] = merged.offset[members]
             for name, flag in flags.items():
                 self.bound[name][members, k] = flag
 
-    def __call__(self, k, members, theta, rad, speed):
+    def __call__(self, k, members, theta, rad, speed, beta=None):
         m, n = theta.shape[:2]
         G = theta @ np.swapaxes(theta, -1, -2)
+        if beta is not None:        # E_beta = sum_ij e^{beta <x_i, x_j>} / (2 beta n^2)
+            b = np.broadcast_to(beta, (m,))[:, None, None]
+            with np.errstate(over="ignore", divide="ignore"):
+                self.energy[members, k] = (np.exp(b * (np.minimum(G, 1) - 1)).sum(
+                    axis=(-1, -2)) * np.exp(b[:, 0, 0]) / (2 * b[:, 0, 0] * n * n))
         diagonal = G.reshape(m, n * n)[:, ::n + 1]          # a view of each G's diagonal
         self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diagonal.sum(-1)) / (n * (n - 1))
         dev = theta - theta.mean(axis=1, keepdims=True)
@@ -227,7 +246,9 @@ class Recorder:
         linked = G >= self.threshold
         links = np.count_nonzero(linked, axis=(-1, -2))
         self.linked[members, k] = (links - n) / (n * (n - 1))
-        self.clusters[members, k] = components(linked, links)
+        labels = graph_labels(linked, links)
+        self.labels[members, k] = labels
+        self.clusters[members, k] = labels.max(-1) + 1
         self.r[members, :, k] = rad
         self.speed[members, :, k] = speed
         if self.X is not None:

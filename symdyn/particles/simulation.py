@@ -279,7 +279,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
                       opt.threshold, steps, nfev, msg, merged, clock, stiff_steps,
                       {k: out(v) for k, v in rec.bound.items()}, out(rec.spread),
-                      out(rec.offset))
+                      out(rec.offset), labels=out(rec.labels), energy=out(rec.energy))
 
 
 def _beta(beta, M):
