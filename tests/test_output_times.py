@@ -124,3 +124,14 @@ def test_control_no_substeps_past_the_dense_output_edge_misses(monkeypatch):
     assert _state_error() > 2 * STATE_TOL
     monkeypatch.undo()
     assert _state_error("dop853") > 2 * STATE_TOL
+
+
+def test_a_few_output_times_cost_three_evaluations_each_at_most():
+    # fewer than outputs.EXTEND_ALL_FROM inside the span: only the steps that
+    # hold one make their continuous extension (a long horizon with a few
+    # output times does not pay 3 evaluations on every step)
+    none = _run(2, "dop853")                              # t = [0, 50]: none inside
+    few = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 10.0, 20.0, 30.0, 50.0],
+                      method="dop853", merge=0.0)
+    assert few.steps == none.steps and none.nfev < few.nfev <= none.nfev + 3 * 3
+    assert outputs.EXTEND_ALL_FROM > 3

@@ -15,10 +15,10 @@ Procedure per sweep over the unfinished members:
 
 1. clip each step so it ends exactly on the member's next stop (a
    breakpoint where the right-hand side has a kink, or the last output time);
-   output times in between neither end nor change a step: when some lies
-   inside a step, every accepted step makes DOP853's continuous extension
-   (three more evaluations) and they are read from it
-   (:mod:`symdyn.ode.outputs`);
+   output times in between neither end nor change a step: they are read from
+   DOP853's continuous extension (three more evaluations; made on every
+   accepted step once :data:`~symdyn.ode.outputs.EXTEND_ALL_FROM` output times
+   lie inside, else on the steps that hold one; :mod:`symdyn.ode.outputs`);
 2. take the 12-stage step (:func:`dop853_step`) and measure its error with
    the embedded 5th and 3rd order solutions (:func:`error_norm`); a step is
    accepted when :math:`\\mathrm{err} < 1` and every value is finite;
@@ -67,7 +67,7 @@ from .methods import (  # noqa: F401  (the driver's methods, importable here as 
     stage_sums_workspace,
     step_factor,
 )
-from .outputs import _land, _Output, _restart, _serve_ends, _Stops, read
+from .outputs import ALL, _land, _Output, _restart, _serve_ends, _Stops, read
 from .stiffness import Methods
 
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
@@ -198,7 +198,7 @@ class _Driver:
         self.f, self.t_out, self.args, self.rtol, self.atol = f, t_out, tuple(args), rtol, atol
         self.project, self.refresh, self.events = project, refresh, events
         self.stops = stops = _Stops.build(t_out, breakpoints)
-        self.dense = stops.inside(t_out)         # every DOP853 step's continuous extension
+        self.dense = stops.dense(t_out)          # which steps make their extension
         self.out = _Output(record, M, len(t_out), dim)
         self.following = np.zeros(M, dtype=int)      # index of each member's next output
         self.t, self.y = np.zeros(M), y0.copy()
@@ -293,24 +293,23 @@ class _Driver:
         idx = active[accept]
         t_end, y_end = t_new, y_new
         pe = np.flatnonzero(accept[ex])     # accepted DOP853 steps among Ka's rows
-
-        def rows(x):
-            return x[ex][pe]
-        F = None
-        if self.dense and pe.size:          # every one's continuous extension: 3 evaluations
-            with np.errstate(all="ignore"):
-                F = dense_coefficients(f, rows(ta), rows(ya), rows(step), rows(y_new),
-                                       tuple(rows(a) for a in arga),
-                                       Ka if pe.size == Ka.shape[1] else Ka[:, pe])
-            self.nfev += 3
+        every = self.dense == ALL
+        F = self.extension(pe, ex, ta, ya, step, y_new, arga, Ka) if every else None
         if self.events:
             t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka, F)
         if idx.size and self._outputs_by(t_end):
+            if self.dense and not every:    # only the steps that hold an output
+                nxt = self.following[active[ex][pe]]
+                K = len(self.t_out)
+                pe = pe[(nxt < K) & (self.t_out[np.minimum(nxt, K - 1)] < t_end[ex][pe])]
+                F = self.extension(pe, ex, ta, ya, step, y_new, arga, Ka)
             if F is not None:       # (without, no output lies inside a step)
+                def rows(x):
+                    return x[ex][pe]
                 self.nfev += read(f, self.t_out, self.out, self.following, self.project,
                                   rows(active), rows(ta), rows(ya), Ka[0][pe], rows(step),
                                   rows(t_end), tuple(rows(a) for a in arga), F,
-                                  None if lam is None else rows(lam))
+                                  None if lam is None else rows(lam), not every)
             _serve_ends(self.t_out, self.out, self.following, self.project, idx,
                         t_end[accept], y_end[accept])
         if self.project is not None and idx.size:
@@ -325,6 +324,20 @@ class _Driver:
             self.nfev += _land(f, self.args, self.stops, active[on_stop], self.stop, t, y,
                                fy, self.last_err)
             self.mode.renew(active[on_stop])
+
+    def extension(self, pe, ex, ta, ya, step, y_new, arga, Ka):
+        """The continuous extensions of the accepted DOP853 steps at explicit
+        rows ``pe`` (three evaluations; None if there are none)."""
+        if not pe.size:
+            return None
+        def rows(x):
+            return x[ex][pe]
+        with np.errstate(all="ignore"):
+            F = dense_coefficients(self.f, rows(ta), rows(ya), rows(step), rows(y_new),
+                                   tuple(rows(a) for a in arga),
+                                   Ka if pe.size == Ka.shape[1] else Ka[:, pe])
+        self.nfev += 3
+        return F
 
     def _outputs_by(self, t_end):
         """Whether some member's next output time is at or before the latest

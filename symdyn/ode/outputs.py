@@ -34,6 +34,13 @@ OUTPUT_FLOATS = 1 << 18
 #: inside such steps are read from sub-steps (:func:`_edge`).
 DENSE_EDGE = 4.0
 SUB_MAX = 16          # sub-steps of one step at most; beyond, a step to each output
+#: From this many output times inside the steps' span on, every accepted step
+#: makes its continuous extension (3 evaluations in 15: the steps and the
+#: evaluations are those of 11 output times or 100,000); fewer are read from
+#: extensions of the steps that hold them (a long horizon with a few output
+#: times pays 3 evaluations per time, not 25% of its steps).
+EXTEND_ALL_FROM = 8
+SOME, ALL = "some", "all"
 
 
 def count(t):
@@ -65,11 +72,14 @@ class _Stops:
             return np.zeros(np.shape(t), dtype=np.intp)
         return np.searchsorted(self.breakpoints, t, side="right")
 
-    def inside(self, t_out):
-        """Whether some output time lies strictly inside a step's span (after
-        0, on no stop): then every accepted DOP853 step evaluates its
-        continuous extension, wherever the output times are."""
-        return bool(np.any((t_out > 0) & ~np.isin(t_out, self.times)))
+    def dense(self, t_out):
+        """Which accepted DOP853 steps make their continuous extension: none
+        (no output time inside a step's span: after 0, on no stop), the steps
+        that hold an output (``SOME``: fewer than :data:`EXTEND_ALL_FROM`
+        such times), or every one (``ALL``: then the evaluations do not
+        depend on the output times)."""
+        inner = np.count_nonzero((t_out > 0) & ~np.isin(t_out, self.times))
+        return ALL if inner >= EXTEND_ALL_FROM else SOME if inner else None
 
 
 class _Output:
@@ -124,7 +134,8 @@ def _serve(t_out, out, following, project, idx, ta, ya, step, t_end, F):
         out.save(m, k, y if project is None else project(y))
 
 
-def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, F, z):
+def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, F, z,
+         few=False):
     """The outputs inside the accepted DOP853 steps (members ``idx``, ``F``
     their continuous extensions): read from ``F``, or, for steps past the
     dense-output edge (``z``: :math:`h\\lambda`, with ``stiff``; else None),
@@ -137,18 +148,24 @@ def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, 
     _serve(t_out, out, following, project, idx[c], ta[c], ya[c], step[c], t_end[c],
            [x[c] for x in F])
     return _edge(f, t_out, out, following, project, idx[edge], ta[edge], ya[edge], fa[edge],
-                 step[edge], t_end[edge], tuple(a[edge] for a in args), z[edge])
+                 step[edge], t_end[edge], tuple(a[edge] for a in args), z[edge], few)
 
 
-def _edge(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, z):
+def _edge(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, z, few):
     """The outputs inside steps past DOP853's dense-output edge (``z``:
     :math:`h\\lambda > ` :data:`DENSE_EDGE`), the step left as it is: read
     from ``ceil(z / DENSE_EDGE)`` DOP853 sub-steps of the step, each with its
-    continuous extension (15 evaluations each, however many outputs); beyond
-    :data:`SUB_MAX` sub-steps, one DOP853 step from the step's start to each
-    output (12 evaluations, a row per output). Returns the evaluations spent."""
+    continuous extension (15 evaluations each, however many outputs), or,
+    beyond :data:`SUB_MAX` sub-steps or, with ``few`` output times
+    (:data:`SOME`), where it costs less, one DOP853 step from the step's
+    start to each output (12 evaluations, a row per output). Returns the
+    evaluations spent."""
     parts = np.ceil(z / DENSE_EDGE).astype(int)
+    K = len(t_out)
+    held = np.searchsorted(t_out, t_end, side="left") - np.minimum(following[idx], K)
     far = parts > SUB_MAX
+    if few:                 # the cheaper: a step to each output
+        far |= 12 * held <= 15 * parts
     nfev = 0
     if far.any():
         sub = tuple(a[far] for a in args)

@@ -39,6 +39,7 @@ from .methods import (
     MIN_RELATIVE_STEP,
     SAFETY,
 )
+from .outputs import EXTEND_ALL_FROM
 
 _S = dop853.N_STAGES
 _ARRAY_OUTPUTS = 8      # outputs inside one step from which numpy reads them
@@ -162,17 +163,17 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
     lists of floats (per component); ``h0``: the first step (from
     :func:`symdyn.ode.methods.initial_step`). Returns ``(states, nfev, nsteps)``,
     ``states`` an array (output times, components); raises :class:`GiveUp`
-    where the batched path must answer instead. As the batched driver, every
-    accepted step makes its continuous extension when some output time lies
-    inside a step (the evaluations do not depend on where the outputs are),
-    and no step ends on an output time.
+    where the batched path must answer instead. As the batched driver, no
+    step ends on an output time, and every accepted step makes its continuous
+    extension once :data:`~symdyn.ode.outputs.EXTEND_ALL_FROM` output times lie
+    inside the steps' span (else the steps that hold one).
     """
     dim = len(y0)
     t_out = list(t_out)
     t_end = t_out[-1]
     bps = sorted(b for b in breakpoints if 0 < b < t_end)
     stops = sorted(set(bps) | ({t_end} if t_end > 0 else set()))
-    dense = any(0 < x and x not in stops for x in t_out)
+    every = sum(0 < x and x not in stops for x in t_out) >= EXTEND_ALL_FROM
     states, k = np.full((len(t_out), dim), np.nan), 0
     while k < len(t_out) and t_out[k] == 0:
         states[k] = y0
@@ -211,10 +212,11 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
                 continue
             if not clipped:
                 last_err, last_h = err, step
-            if dense:
+            holds = k < len(t_out) and t_out[k] < t_new
+            if every or holds:
                 F = _dense(f, t, y, step, y_new, phase, K, dim)
                 nfev += 3
-                if k < len(t_out) and t_out[k] < t_new:
+                if holds:
                     k = _outputs(F, y, t, step, t_out, k, t_new, states)
             t, y, fy, h = t_new, y_new, K[_S], new_h
             if k < len(t_out) and t_out[k] == t:
