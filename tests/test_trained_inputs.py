@@ -139,6 +139,8 @@ def test_repr_says_name_layers_dims_and_ablations():
     assert repr(s.variant(mlp=False, norm="projection")).endswith(
         "ablations: no MLP, norm='projection')")
     assert repr(fits.randomized(m, 3)).endswith("ablations: random weights (seed 3))")
+    assert repr(fits.randomized(m, 3).variant(mlp=False)).endswith(
+        "ablations: no MLP, random weights (seed 3))")
     assert str(s.variant(permuted=False)).endswith("ablations: Q/K rows left in llama.cpp's order)")
     # control: the default repr this replaces
     assert " object at 0x" in object.__repr__(m) and " object at 0x" not in repr(m)

@@ -184,9 +184,14 @@ class Traced:
                 for k, (default, check) in cls.OPTIONS.items()}
 
     def variant(self, **options):
-        """The same weights (shared, not copied) with other options (``mlp=False``, ...)."""
-        return type(self)(self.source_meta, self.tensors, self.tokenizer, self.name,
-                          **{**self.given, **options})
+        """The same weights (shared, not copied) with other options (``mlp=False``, ...);
+        a randomized model's variant keeps its random weights."""
+        m = type(self)(self.source_meta, self.tensors, self.tokenizer, self.name,
+                       **{**self.given, **options})
+        if self.random_seed is not None:
+            from .fits import randomized
+            m = randomized(m, self.random_seed)
+        return m
 
     def ablations(self) -> list[str]:
         """What differs from the checkpoint, in words."""
