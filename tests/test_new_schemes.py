@@ -148,7 +148,7 @@ def test_mix_ln_switch_may_stay_a_symbol():
     assert s.defaults == {"t_switch": 1.0}
     assert sp.simplify(sd.initial_velocity(s) - sd.initial_velocity("post-ln")) == 0
     assert sd.terminal(s).law == sd.terminal("pre-ln").law == "polynomial"
-    with pytest.raises(ValueError, match=r"^t_switch: the switch time .* is a symbol"):
+    with pytest.raises(ValueError, match=r"^t_switch: cannot evaluate condition t < t_switch"):
         sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=[1.0])
     bound = s.bind(t_switch=0.5)                  # what simulate runs
     assert dict(bound.params) == {"t_switch": sp.Rational(1, 2)}

@@ -170,20 +170,17 @@ class Scheme:
         if unknown:
             raise ValueError(f"{', '.join(sorted(unknown))}: not a parameter of {self.name} "
                              f"(its parameters: {', '.join(self.defaults)})")
-        for sym, _ in self.free:
-            if sym.name in values:
-                check_free_values(sym, float(number(values[sym.name], sym.name)), sym.name)
         sub = {sym: number(values[sym.name], sym.name) if sym.name in values else v
                for sym, v in self.free}
+        [check_free_values(sym, float(sub[sym]), sym.name) for sym in sub]   # N an integer
         names = ", ".join(values) or "params"
         speed = substitute(self.speed, sub, names)
         check_positive(speed, names)
         temperature = substitute(self.temperature, sub, names)
         check_temperature(temperature, names)
-        held = {v for _, v in self.params if isinstance(v, sp.Symbol)}   # layers=N: N is held
         params = tuple((k, substitute(v, sub, names) if isinstance(v, sp.Basic) else v)
-                       for k, v in self.params) + tuple((sym.name, v) for sym, v in sub.items()
-                                                        if sym not in held)
+                       for k, v in self.params)          # a symbol held (layers=N): not again
+        params += tuple((x.name, v) for x, v in sub.items() if x not in dict(self.params).values())
         return replace(self, speed=speed, radial=substitute(self.radial, sub, names),
                        params=params, free=(), temperature=temperature)
 
@@ -268,14 +265,9 @@ def piecewise_breakpoints(exprs) -> tuple[float, ...]:
                         points.add(float(rel.rhs))
                     elif rel.rhs == t and rel.lhs.is_number:
                         points.add(float(rel.lhs))
-                    elif (rel.lhs == t or rel.rhs == t) and rel.free_symbols - {t}:
-                        names = ", ".join(sorted(map(str, rel.free_symbols - {t})))
-                        raise ValueError(f"{names}: the switch time in {rel} is a symbol; "
-                                         f"give it a number to compute with "
-                                         f"(scheme.bind({names.split(',')[0]}=1.0))")
-                    else:
-                        raise ValueError(f"scheme: cannot evaluate condition {rel}; "
-                                         f"write conditions as t < number")
+                    else:    # a symbolic switch (t_switch="t_switch"): bind it first
+                        what = ", ".join(sorted(map(str, rel.free_symbols - {t}))) or "scheme"
+                        raise ValueError(f"{what}: cannot evaluate condition {rel}; t < number")
     return tuple(sorted(p for p in points if p > 0))
 
 
