@@ -97,11 +97,13 @@ class Enclosure:
 
     @property
     def lo(self) -> mpmath.mpf:
-        return _mpf(self.ball.lower())
+        with working(self.prec + 64):         # Arb rounds endpoints at ctx.prec
+            return _mpf(self.ball.lower())
 
     @property
     def hi(self) -> mpmath.mpf:
-        return _mpf(self.ball.upper())
+        with working(self.prec + 64):
+            return _mpf(self.ball.upper())
 
     @property
     def mid(self) -> float:
@@ -109,8 +111,9 @@ class Enclosure:
 
     @property
     def rad(self) -> float:
-        """The radius, rounded up to a float."""
-        return float(self.ball.rad()) * (1 + 2.0**-50)
+        """Half the width ``hi - lo``, rounded up to a float."""
+        with working(self.prec + 64):
+            return float(((self.ball.upper() - self.ball.lower()) / 2).upper()) * (1 + 2.0**-50)
 
     @property
     def relative_width(self) -> float:

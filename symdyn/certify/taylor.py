@@ -97,7 +97,8 @@ def taylor(field, c: arb, y, params, K: int):
             L = j + 2
             u = arb_series([c, 1], prec=L)
             ys = [arb_series(s.coeffs(), prec=L) for s in ys]
-            F = _eval(field, u, ys, params)
+            F = [f if isinstance(f, arb_series) else arb_series([f], prec=L)   # constants
+                 for f in _eval(field, u, ys, params)]
             ys = [v + arb_series(f.integral().coeffs(), prec=L)
                   for v, f in zip(y, F, strict=True)]
             if any(f.prec < L - 1 for f in F):
