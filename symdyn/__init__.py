@@ -7,6 +7,7 @@ Examples
 C*exp(-2*t)
 """
 
+from . import certify  # noqa: F401 (sd.certify; python-flint is needed on use)
 from . import trained  # noqa: F401 (sd.trained.load; the optional extra is needed on use)
 from ._moved import install as _install_moved
 from .base.version import __version__  # noqa: F401  (the package's version)

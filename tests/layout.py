@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1] / "symdyn"
 
 #: a subpackage's layer; modules at the package's top (cli) stand above all
 LAYERS = {"base": 0, "model": 1, "ode": 1, "reduced": 2, "particles": 2, "meanfield": 2,
-          "certify": 2,
+          "certify": 3,
           "studies": 3, "trained": 3, "output": 4, "cli": 5}
 TOP = 5
 FACADES = ("symdyn", "symdyn.__main__", "symdyn.cli.__main__", "symdyn._moved")

@@ -1,4 +1,4 @@
-"""Layer 2, certify: enclosures proved in ball arithmetic (Arb, through
+"""Layer 3, certify: enclosures proved in ball arithmetic (Arb, through
 python-flint: ``pip install 'symdyn[certify]'``). Crossing times of the
 reduced ODE by quadrature forms derived with sympy, or by a validated
 Taylor integrator; certified orderings and region certificates by branch and

@@ -7,7 +7,7 @@ most one unit in the last place of the precision). An interval
 ``(lo, hi)`` is the ball that holds both ends (parameters of region
 certificates).
 
-Layer 2, certify.
+Layer 3, certify.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Both are rigorous for every parameter in the box; they are accurate to
 first order in the piece length, which is enough to separate crossing
 times that differ. Used by :func:`symdyn.certify.compare.region`.
 
-Layer 2, certify.
+Layer 3, certify.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ in it (:mod:`symdyn.certify.boxes`); proven where ``T_A < T_B`` over the
 sub-box, disproven where a point of it (the witness) has ``T_A > T_B``
 certified, split otherwise, undecided at the split limit.
 
-Layer 2, certify.
+Layer 3, certify.
 """
 
 from __future__ import annotations

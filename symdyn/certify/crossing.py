@@ -9,7 +9,7 @@ quadrature (``flint.acb.integral``) of
 interval Newton iteration on that integral; an ODE phase by the validated
 Taylor integrator (:mod:`symdyn.certify.taylor`).
 
-Layer 2, certify.
+Layer 3, certify.
 """
 
 from __future__ import annotations

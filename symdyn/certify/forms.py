@@ -19,7 +19,7 @@ two forms, nothing typed per scheme:
   nested quadrature :math:`r = r_0\\exp\\int g/f`,
   :math:`T = \\int r/f\\,d\\gamma`. Integrated by :mod:`symdyn.certify.taylor`.
 
-Layer 2, certify.
+Layer 3, certify.
 """
 
 from __future__ import annotations

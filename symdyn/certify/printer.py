@@ -11,7 +11,7 @@ Nothing is ``eval``ed; an expression with a function Arb cannot evaluate
 analytically (``Abs``, ``Max``, ``floor``, an undefined ``alpha(t)``, ...)
 is refused with its name.
 
-Layer 2, certify.
+Layer 3, certify.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ rigorously, for every starting value in the ball :math:`y(c)` and every
 parameter in its ball. The step is chosen so that the tail stays below the
 tolerance; where no enclosure is found the square shrinks.
 
-Layer 2, certify.
+Layer 3, certify.
 """
 
 from __future__ import annotations
