@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .arith import working
 from .boxes import time_over_box
-from .crossing import _Problem, bound, crossing_time
+from .crossing import _Problem, crossing_time
 from .taylor import Uncertified
 
 
@@ -151,9 +151,9 @@ def _decide(a, b, level, nb, bb):
 def _point_fails(a, b, level, nb, bb):
     """A witness ``(n, beta)`` (the box's centre) where B is certainly first, or None."""
     wn, wb = math.sqrt(nb[0] * nb[1]), (bb[0] + bb[1]) / 2
-    try:
-        TA, _ = bound(a, level, n=wn, beta=wb, prec=64)
-        TB, _ = bound(b, level, n=wn, beta=wb, prec=64, stop_above=TA.upper())
+    try:                        # the first-order enclosures at a point: cheap, certified
+        TA = _box_time(a, level, (wn, wn), (wb, wb))
+        TB = _box_time(b, level, (wn, wn), (wb, wb), stop_above=TA.upper())
     except (Uncertified, ArithmeticError):
         return None
     return (wn, wb) if TB.upper() < TA.lower() else None
