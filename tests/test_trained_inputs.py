@@ -144,3 +144,32 @@ def test_repr_says_name_layers_dims_and_ablations():
     assert str(s.variant(permuted=False)).endswith("ablations: Q/K rows left in llama.cpp's order)")
     # control: the default repr this replaces
     assert " object at 0x" in object.__repr__(m) and " object at 0x" not in repr(m)
+
+
+def test_safetensors_read_by_map_equal_the_official_reader(tmp_path):
+    # Oracle: safetensors.numpy.load_file. Controls: a truncated file and a header that
+    # is not JSON are refused with the file named, not read as garbage.
+    pytest.importorskip("safetensors", reason="the [trained] extra is not installed")
+    from safetensors.numpy import load_file, save_file
+
+    from symdyn.trained.files import safetensors_arrays
+    rng = np.random.default_rng(0)
+    want = {"a": rng.standard_normal((3, 5)).astype(np.float32),
+            "b": rng.standard_normal(7).astype(np.float16),
+            "c": np.arange(6, dtype=np.int64).reshape(2, 3), "d": rng.standard_normal((2, 2))}
+    f = tmp_path / "m.safetensors"
+    save_file(want, str(f))
+    got = safetensors_arrays(f)
+    ref = load_file(str(f))
+    assert sorted(got) == sorted(ref)
+    for k, v in ref.items():
+        assert got[k].dtype == v.dtype and got[k].shape == v.shape
+        np.testing.assert_array_equal(got[k], v)
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes(f.read_bytes()[:-8])
+    with pytest.raises(ValueError, match=r"cut.safetensors: tensor .* cannot be read"):
+        safetensors_arrays(cut)
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes((20).to_bytes(8, "little") + b"{not json" + b" " * 30)
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        safetensors_arrays(bad)
