@@ -145,3 +145,15 @@ def test_a_law_arb_cannot_evaluate_analytically_is_refused():
     kinked = sd.custom_scheme("kinked", speed="1 + Abs(t - 1)")
     with pytest.raises(C.NotCertifiable, match="Abs"):
         C.crossing_time(kinked, "0.9", n=8, beta=1)
+
+
+def test_the_cli_prints_the_enclosure_and_refuses_bad_input(capsys):
+    from symdyn.cli import main
+    assert main(["certify", "post-ln", "--level", "0.99", "--n", "8", "--beta", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("T* in [3.55094443395535445397854") and "method: separable" in out
+    lo = mpmath.mpf(out.split("lo = ")[1].split()[0])
+    assert lo <= mpmath.mpf(REFERENCE) and "relative width" in out
+    assert main(["certify", "post-ln", "--level", "1.5", "--n", "8", "--beta", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "level" in err

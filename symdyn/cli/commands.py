@@ -249,11 +249,28 @@ def report_command(args) -> str:
                         verdicts=None if args.no_verify else _verdicts, progress=progress)
 
 
+def certify_command(args) -> str:
+    """``symdyn certify``: the enclosure of the crossing time, its ends and its proof."""
+    try:
+        from ..certify.crossing import crossing_time
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"certify: needs python-flint ({exc}); "
+                         f"pip install 'symdyn[certify]'") from None
+    enc = crossing_time(_scheme_from(args), args.level, n=args.n, beta=args.beta,
+                        gamma0=args.gamma0, r0=args.r0, prec=args.prec,
+                        attention=args.attention)
+    import mpmath
+    with mpmath.workprec(enc.prec + 64):          # digits enough to name the exact ends
+        lo, hi = str(enc.lo), str(enc.hi)
+    return (f"T* in {enc}\nlo = {lo}\nhi = {hi}\n"
+            f"relative width = {enc.relative_width:.3g}\nmethod: {enc.method}")
+
+
 #: command -> function of the parsed arguments; a string is printed, an int is the status
 COMMANDS = {
     "schemes": lambda args: "\n".join(schemes()),
     "derive": derive_command, "solve": solve_command, "simulate": simulate_command,
     "table": table_command, "trace": trace_command, "verify": verify_command,
     "figures": figures_command, "phase-diagram": phase_diagram_command,
-    "report": report_command,
+    "report": report_command, "certify": certify_command,
 }

@@ -46,6 +46,8 @@ EXAMPLES = {
     "trace": ["symdyn trace all-MiniLM-L6-v2 --text 'It was the best of times.'",
               "symdyn trace SmolLM2-135M-Instruct --text 'Call me Ishmael.' --skip-first --csv"],
     "verify": ["symdyn verify --quick", "symdyn verify --only initial_velocity"],
+    "certify": ["symdyn certify post-ln --level 0.99 --n 8 --beta 1",
+                "symdyn certify pre-ln --level 0.9 --n 8 --beta 1 --prec 64"],
     "figures": ["symdyn figures --quick --out figures"],
     "phase-diagram": ["symdyn phase-diagram --d 8 64 --beta 0:9:10 --seeds 4"],
     "report": ["symdyn report --quick --out report"],
@@ -179,7 +181,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"run only these checks: {', '.join(check_names())}")
     v.add_argument("--json", metavar="FILE", help="also write every result as JSON")
     _add_outputs(sub)
+    _add_certify(sub)
     return parser
+
+
+def _add_certify(sub) -> None:
+    c = _command(sub, "certify", "a certified enclosure of the first time gamma reaches a "
+                 "level, in ball arithmetic (needs pip install 'symdyn[certify]')")
+    _scheme_arguments(c)
+    c.add_argument("--level", required=True, help="the level of gamma, in (gamma0, 1); "
+                   "decimals are exact (0.99 is 99/100)")
+    c.add_argument("--n", required=True, help="number of tokens, >= 2 (exact, may be real)")
+    c.add_argument("--beta", required=True, help="inverse temperature, >= 0 (exact)")
+    c.add_argument("--gamma0", default="0", help="starting cosine, in (-1/(n-1), level)")
+    c.add_argument("--r0", default="1", help="starting token norm, > 0 (radial schemes)")
+    c.add_argument("--prec", type=int, default=128, help="working precision in bits, 16..4096")
+    _entry_options(c)
 
 
 def _add_solve(sub) -> None:
