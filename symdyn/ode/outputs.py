@@ -130,8 +130,27 @@ def _serve(t_out, out, following, project, idx, ta, ya, step, t_end, F):
     ``ta``, ... ; members ``idx``; ``F`` their continuous extensions), read
     from the continuous extension, chunk by chunk of :data:`OUTPUT_FLOATS`."""
     for q, m, k in _chunks(_inside(t_out, following, idx, t_end), ya.shape[1]):
-        y = interpolate([c[q] for c in F], ya[q], (t_out[k] - ta[q]) / step[q])
+        x = (t_out[k] - ta[q]) / step[q]
+        cuts = np.flatnonzero(np.diff(q)) + 1       # q: runs of one step each
+        if len(cuts) + 1 > len(q) // 16:            # few outputs a step: gather F's rows
+            y = interpolate([c[q] for c in F], ya[q], x)
+        else:                   # many: each step's rows broadcast (the same arithmetic)
+            y = np.empty((len(q), ya.shape[1]), dtype=ya.dtype)
+            for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(q)], strict=True):
+                i = q[a:a + 1]
+                y[a:b] = _polynomial([c[i] for c in F], ya[i], x[a:b])
         out.save(m, k, y if project is None else project(y))
+
+
+def _polynomial(F, y, x):
+    """:func:`~symdyn.ode.methods.interpolate` of one step (``F``, ``y`` of
+    one row) at many fractions ``x``: the same operations, broadcast."""
+    x = x[:, None]
+    out = np.zeros((len(x), y.shape[1]), dtype=y.dtype)
+    for i, row in enumerate(reversed(F)):
+        out += row
+        out *= x if i % 2 == 0 else 1 - x
+    return out + y
 
 
 def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, F, z,
