@@ -152,7 +152,7 @@ def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128,
     >>> import symdyn as sd
     >>> T = sd.certify.crossing_time("post-ln", "0.99", n=8, beta=1)
     >>> str(T)[:30], 3.5509444339553027 in T
-    ('[3.5509444339553544539785402', False)
+    ('[3.550944433955354453978540278', False)
     """
     prec = int(prec)
     if not 16 <= prec <= 4096:
