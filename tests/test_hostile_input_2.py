@@ -155,6 +155,10 @@ def test_control_the_fake_clock_counts_every_configured_wait(monkeypatch):
     (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1j], d=3, modes=8), r"^mu0: "),
     (lambda: sd.critical_kappa(1.0, 2, symbolic="yes"), r"^symbolic must be True or False"),
     (lambda: sd.mean_field(1e9, [1.0], [1, 0.3], modes=8), r"^beta must be in \[0, 1e\+08\]"),
+    (lambda: sd.mean_field(1.0, [1.0], [1, 0.3], modes=8, tol=1e-300),     # was a hang
+     r"^tol must be .* at least 2.22e-14"),
+    (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8, tol=1e-20),
+     r"^tol must be .* at least 2.22e-14"),
     (lambda: sd.mean_field(1.0, [1.0], lambda x: 1 / 0, modes=8),
      r"^mu0: the density function failed .*ZeroDivisionError"),
     (lambda: sd.mean_field(1.0, [1.0], np.ones((2, 2)), modes=8),
@@ -171,6 +175,13 @@ def test_control_the_same_mean_field_calls_with_good_values_answer():
     assert a == b and 0 < a[0] < 1
     z = sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8)
     assert z.moments[0, 0] == 1
+    # at the smallest tol the steps end (counted, not timed): 50 steps to t = 1 at 256 modes
+    from symdyn.base.checks import RTOL_FLOOR
+    floor = sd.mean_field(1.0, [0.0, 1.0], lambda x: 1 + 0.3 * np.cos(x), kappa=3.0,
+                          modes=32, tol=RTOL_FLOOR)
+    loose = sd.mean_field(1.0, [0.0, 1.0], lambda x: 1 + 0.3 * np.cos(x), kappa=3.0,
+                          modes=32, tol=1e-8)
+    assert floor.steps < 200 and abs(floor.order[1] - loose.order[1]) < 1e-7
     # at the largest beta the solver still runs: softmax at beta -> oo moves the law by
     # U'/(beta U) -> 0, so only the noise acts: c_1(t) = c_1(0) exp(-t/kappa) (closed form)
     big = sd.mean_field(1e8, [0.0, 1.0], [1, 0.15], kappa=4.0, modes=16, tol=1e-8).order

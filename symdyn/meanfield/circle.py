@@ -37,6 +37,7 @@ import numpy as np
 from scipy.special import ive
 
 from symdyn.base.checks import (
+    RTOL_FLOOR,
     check_attention,
     has_bool,
     integer,
@@ -230,7 +231,7 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     attention = check_attention(attention)
     kap = inverse_noise(kappa)
     m = integer(modes, "modes", 1)
-    tol = tolerance(tol, "tol")
+    tol = tolerance(tol, "tol", RTOL_FLOOR)      # below, rounding: the steps shrink for ever
     if attention == "unnormalized" and b > 700:
         raise ValueError("beta must be in [0, 700] with the unnormalized kernel "
                          f"(e^beta overflows), got {b}")

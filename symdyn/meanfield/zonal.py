@@ -32,6 +32,7 @@ import sympy as sp
 from scipy.special import eval_gegenbauer, gammaln, roots_jacobi
 
 from symdyn.base.checks import (
+    RTOL_FLOOR,
     check_attention,
     finite_array,
     integer,
@@ -120,7 +121,7 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     attention = check_attention(attention)
     kap = inverse_noise(kappa)
     mm = integer(modes, "modes", 1)
-    tol = tolerance(tol, "tol")
+    tol = tolerance(tol, "tol", RTOL_FLOOR)      # below, rounding: the steps shrink for ever
     if attention == "unnormalized" and b > 700:
         raise ValueError(f"beta must be in (0, 700] with the unnormalized kernel, got {b}")
     times = output_times(t)
