@@ -166,7 +166,8 @@ def _check_size(s, K, values, sensitivities):
     converted, a batch that would not fit: ``values`` (n, beta, gamma0, r0,
     the parameters) broadcast to M members, each integrated with about 40
     floats per state component and holding its ``K`` outputs (5, and a
-    state, per output time: the only limit on their count)."""
+    state, per output time: the only limit on their count). The message
+    names ``t`` where the outputs take most of it."""
     try:
         shape = np.broadcast_shapes(*(np.shape(v) for v in values))
     except (ValueError, TypeError):
@@ -175,7 +176,9 @@ def _check_size(s, K, values, sensitivities):
     dim = 2 + 2 * len(_wrt(s, sensitivities) or ())
     memory(8 * M * (40 * dim + K * (dim + 12)),
            f"t: {K:,} output times x {M:,} members (n, beta, gamma0, r0 and the "
-           f"parameters broadcast to shape {shape})")
+           f"parameters broadcast to shape {shape})" if K * (dim + 12) > 40 * dim else
+           f"solve: n, beta, gamma0, r0 and the parameters broadcast to shape {shape} "
+           f"({M:,} members) x {K:,} times")
 
 
 def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
