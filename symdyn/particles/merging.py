@@ -164,7 +164,7 @@ The cost (``benchmarks/long_horizon.py`` part a): Post-LN, ``n = 32``,
 ``d = 8``, ``beta = 9``, ``t = [0, 1e3, 1e6, 1e9, 1e12]``: batch 2 seed 3
 7,647 evaluations (before relaxation 25,651), batch 1 seed 3 7,593 (24,080),
 batch 1 seed 0 6,655 (6,661); with outputs only at the ends 7,569, 7,548,
-6,610, the same steps. Against ``merge=0`` to ``t = 1e5``: ``epsilon`` within 3.2e-11
+6,610, the same steps. Against ``merge=0`` to ``t = 1e5``: ``epsilon`` within 3.3e-11
 relative where exact, the unmerged value within ``epsilon + spread`` after
 the last collapse, the same cluster counts. Unmerged, ``t = 1e6`` alone
 takes 187,122. The field at a
