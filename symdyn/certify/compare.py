@@ -192,7 +192,7 @@ def region(claim: str, *, level, n=(2, 1024), beta=(0, 16), max_depth=14,
         if seconds is not None and time.process_time() - start > seconds:
             out.undecided.extend((x, y) for x, y, _ in stack)
             break
-        box_n, box_b, depth = stack.pop()
+        box_n, box_b, depth = stack.pop(0)         # breadth first: the budget spreads
         out.boxes += 1
         verdict = _decide(a, b, level, box_n, box_b)
         if verdict == "proven":
