@@ -120,8 +120,8 @@ class Region:
         ax.set_ylim(*self.beta)
         ax.set_xlabel("$n$")
         ax.set_ylabel(r"$\beta$")
-        ax.set_title(f"{self.claim} (level {self.level}): green proven, red disproven, "
-                     f"grey undecided", fontsize=8)
+        ax.set_title(f"{self.claim}, level {self.level}\ngreen proven, red disproven "
+                     f"(x: witness), grey undecided", fontsize=8)
         return ax
 
 
