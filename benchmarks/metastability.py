@@ -98,10 +98,14 @@ def figures(prefix, mode_rows, merge_rows, renyi_rows):
     for (k, d), (betas, logT, pred, slope, err) in merge_rows.items():
         line = axes[1].plot(betas, logT.mean(1), "o", label=f"k={k}, S^{d - 1}: "
                             f"{slope:.2f}+-{err:.2f} (pred. {pred:.2f})")
-        if d == 2:
+        if d == 2:       # k = 3: log(1/lambda_3) shifted by log log(g/eps0), fitted
             f = ((lambda x: np.log(ms.two_cluster_merge_time(x, np.pi / 2))) if k == 2
                  else (lambda x: -np.log(ms.three_cluster_rate(x))))
-            axes[1].plot(betas, [f(x) for x in betas], "-", color=line[0].get_color())
+            pred_line = np.array([f(x) for x in betas])
+            shift = 0.0 if k == 2 else (logT.mean(1) - pred_line).mean()
+            axes[1].plot(betas, pred_line + shift, "-", color=line[0].get_color(),
+                         label="merge integral" if k == 2 else
+                         f"log(1/lambda_3) + {shift:.2f} (fitted offset)")
     axes[1].set(xlabel="beta", ylabel="log T (first merge)", title="2. first merge")
     axes[1].legend(fontsize=6)
     n = np.array([r[0] for r in renyi_rows])

@@ -300,3 +300,23 @@ def test_merged_runs_report_every_token_label():
     assert sim.merged > 0
     assert np.array_equal(sim.labels, C.cluster_labels(sim.X))
     assert sim.labels.shape == (2, 2, 32) and np.all(sim.labels[:, -1] == 0)
+
+
+def test_the_cli_prints_the_event_table(capsys):
+    from symdyn.cli import main
+    argv = ["simulate", "post-ln", "--n", "12", "--d", "3", "--beta", "9", "--t-max", "1e4",
+            "--points", "60", "--seeds", "2"]
+    assert main(argv + ["--events"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "member,kind,t_before,t_after,parts,into,sizes,leaders"
+    X0 = sd.init.sphere(12, 3, batch=2, seed=0)
+    sim = sd.simulate("post-ln", X0, beta=9.0, t=np.linspace(0, 1e4, 60))
+    net = np.zeros(2, dtype=int)
+    for row in lines[1:]:
+        member, kind, *_, parts, _into, _sizes, _leaders = row.split(",")
+        net[int(member)] += (len(parts.split()) - 1) * (1 if kind == "split" else -1)
+    assert len(lines) - 1 == len(sim.events)
+    assert np.array_equal(net, sim.clusters[:, -1] - sim.clusters[:, 0])
+    # control: without --events the same run prints the gamma table
+    assert main(argv) == 0
+    assert not capsys.readouterr().out.startswith("member,kind")

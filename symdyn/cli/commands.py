@@ -145,6 +145,10 @@ def simulate_command(args) -> str:
         given = {"d": d, "beta": args.beta, "init": args.init,
                  "weights": args.weights}
         save(simulation(sim, scheme=s, params=given).figure, args.plot)
+    if getattr(args, "events", False):
+        head = ["member", "kind", "t_before", "t_after", "parts", "into", "sizes", "leaders"]
+        rows = [[str(e.row()[h]) for h in head] for e in sim.events]
+        return "\n".join([",".join(head)] + [",".join(r) for r in rows])
     return simulation_csv(sim, times, args.clock)
 
 

@@ -39,7 +39,8 @@ EXAMPLES = {
     "simulate": ["symdyn simulate pre-ln --n 16 --d 8 --t-max 5",
                  "symdyn simulate post-ln --init standard-gaussian --weights kaiming --step 0.1",
                  "symdyn simulate peri-ln --t-max 20 --points 41 --plot peri.png",
-                 "symdyn simulate post-ln --mask causal --kappa 4 --seed 0 --step 0.05"],
+                 "symdyn simulate post-ln --mask causal --kappa 4 --seed 0 --step 0.05",
+                 "symdyn simulate post-ln --n 32 --d 3 --beta 9 --t-max 1e6 --points 200 --events"],
     "table": ["symdyn table",
               "symdyn table --format latex --columns speed 'initial velocity' 'terminal law'",
               "symdyn table post-ln pre-ln --format csv"],
@@ -242,6 +243,9 @@ def _add_simulate(sub) -> None:
     _times(m, t_max=10.0, points=None,
            help="number of output times, >= 2 (default: 11, or 101 with --plot)")
     m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf)")
+    m.add_argument("--events", action="store_true",
+                   help="print the cluster events instead (CSV: every merge and split "
+                        "between output times, which clusters, their sizes and leaders)")
     m.add_argument("--clock", default="t", choices=("t", "log"),
                    help="log: the radial schemes in tau = log(1 + t); --t-max is then tau")
     m.add_argument("--precision", default="float64", choices=("float64", "float32"),
