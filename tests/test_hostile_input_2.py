@@ -155,6 +155,8 @@ def test_control_the_fake_clock_counts_every_configured_wait(monkeypatch):
     (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1j], d=3, modes=8), r"^mu0: "),
     (lambda: sd.critical_kappa(1.0, 2, symbolic="yes"), r"^symbolic must be True or False"),
     (lambda: sd.mean_field(1e9, [1.0], [1, 0.3], modes=8), r"^beta must be in \[0, 1e\+08\]"),
+    (lambda: sd.mean_field(700.0, [0.0, 1.0], [1, 0.3], attention="unnormalized", modes=16),
+     r"^beta: the flow is not resolved at t = 0 .*e\^beta = 1.01e\+304"),   # was 'not finite'
     (lambda: sd.mean_field(1.0, [1.0], [1, 0.3], modes=8, tol=1e-300),     # was a hang
      r"^tol must be .* at least 2.22e-14"),
     (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8, tol=1e-20),
@@ -175,6 +177,9 @@ def test_control_the_same_mean_field_calls_with_good_values_answer():
     assert a == b and 0 < a[0] < 1
     z = sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8)
     assert z.moments[0, 0] == 1
+    ok = sd.mean_field(5.0, [0.0, 0.1], [1, 0.01], attention="unnormalized", modes=32)
+    rate = sd.mean_field_rates(1, 5.0, None, "unnormalized")     # early growth: e^(lambda_1 t)
+    assert ok.order[1] / ok.order[0] == pytest.approx(np.exp(0.1 * rate), rel=1e-2)
     # at the smallest tol the steps end (counted, not timed): 50 steps to t = 1 at 256 modes
     from symdyn.base.checks import RTOL_FLOOR
     floor = sd.mean_field(1.0, [0.0, 1.0], lambda x: 1 + 0.3 * np.cos(x), kappa=3.0,

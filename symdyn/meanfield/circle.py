@@ -215,6 +215,18 @@ def _density_values(mu0, grid):
 
 #: The largest beta of :func:`mean_field` (softmax; it ran finite there, and not at 1e10).
 MAX_SOFTMAX_BETA = 1e8
+#: Steps (accepted or not) one :func:`mean_field` may take (about 0.1-1 ms each).
+MAX_STEPS = 200_000
+
+
+def _unresolved(beta, attention, now, tries, h):
+    """Why the steps stopped: too many, or too short for the clock to advance."""
+    fast = (f"; with the unnormalized kernel velocities grow like e^beta = {np.exp(beta):.3g}: "
+            f"use a smaller beta or softmax" if attention == "unnormalized" else
+            "; ask for earlier times, more modes or a larger tol")
+    what = (f"more than {MAX_STEPS:,} steps" if tries > MAX_STEPS else
+            f"steps below {h:.3g}")
+    return f"beta: the flow is not resolved at t = {now:.4g} ({what}){fast}"
 
 
 def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-10):
@@ -225,7 +237,10 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     (``c_0`` > 0 normalizes; their truncated density must be >= 0). Samples
     are not accepted: an empirical measure has no density (use its moments
     after smoothing, or the particles). ``kappa=None`` or ``inf``: no noise. ``tol``:
-    absolute error per step on the moments. Returns a :class:`MeanField`.
+    absolute error per step on the moments, at least 100 float64 epsilons. A
+    flow no step resolves (the unnormalized kernel's velocities grow like
+    ``e^beta``) is a ValueError after at most :data:`MAX_STEPS` steps.
+    Returns a :class:`MeanField`.
     """
     b = number(beta, "beta", low=0)
     attention = check_attention(attention)
@@ -244,23 +259,26 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     c = _initial(mu0, m)
     lin = np.zeros(m + 1) if kap is None else -np.arange(m + 1) ** 2 / kap
     stepper = _Stepper(_Field(b, attention, m), lin)
-    out, now, h, steps = [], 0.0, 1e-2, 0
-    for target in times:
-        while now < target:
-            h = min(h, target - now)
-            nc = stepper.field(c)
-            one = stepper.step(c, h, nc)
-            half = stepper.step(c, h / 2, nc)
-            two = stepper.step(half, h / 2)
-            err = np.max(np.abs(two - one)) / 15
-            if not np.isfinite(err):
-                raise FloatingPointError(f"mean_field: not finite at t = {now:.4g}; "
-                                         "more modes or a smaller tol")
-            if err <= tol:
-                now, c, steps = (target if h >= target - now else now + h), two, steps + 1
-            h *= min(2.0, max(0.2, 0.9 * (tol / max(err, 1e-300)) ** 0.2))
-            h = 2.0 ** (np.floor(8 * np.log2(h)) / 8)       # on a ladder: phi's cache hits
-        out.append(c.copy())
+    out, now, h, steps, tries = [], 0.0, 1e-2, 0, 0
+    with np.errstate(over="ignore", invalid="ignore"):    # a step too long: shortened
+        for target in times:
+            while now < target:
+                h = min(h, target - now)
+                nc = stepper.field(c)
+                one = stepper.step(c, h, nc)
+                half = stepper.step(c, h / 2, nc)
+                two = stepper.step(half, h / 2)
+                err = np.max(np.abs(two - one)) / 15
+                tries += 1
+                if tries > MAX_STEPS or h < 1e-15 * max(1.0, now):
+                    raise ValueError(_unresolved(b, attention, now, tries, h))
+                if not np.isfinite(err):                       # too long a step: shorten it
+                    err = np.inf
+                if err <= tol:
+                    now, c, steps = (target if h >= target - now else now + h), two, steps + 1
+                h *= min(2.0, max(0.2, 0.9 * (tol / max(err, 1e-300)) ** 0.2))
+                h = 2.0 ** (np.floor(8 * np.log2(h)) / 8)       # on a ladder: phi's cache hits
+            out.append(c.copy())
     moments = np.array(out)
     tail = float(np.max(np.abs(moments[:, m - m // 10:]))) if m >= 10 else 0.0
     if tail > 1e-6:
