@@ -1,5 +1,6 @@
-"""Output times cost no steps (symdyn.ode.outputs): the accepted steps and the
-evaluations do not depend on how many output times a run asks for, and the
+"""Output times cost no steps (symdyn.ode.outputs): the accepted steps do not
+depend on how many output times a run asks for, the evaluations grow only by
+the continuous extensions of the steps that hold one (3 evaluations each), and the
 states read from DOP853's continuous extension agree with an independent
 tight-tolerance solution; controls: a linear interpolation, no sub-steps past
 the dense-output edge, and steps that land on the outputs."""
@@ -29,9 +30,14 @@ def _run(k, method, **kw):
 
 
 @pytest.mark.parametrize("method", ["auto", "dop853"])
-def test_steps_and_evaluations_do_not_depend_on_the_output_times(method):
+def test_steps_do_not_depend_on_the_output_times(method):
     few, many = _run(11, method), _run(10_001, method)
-    assert (few.steps, few.nfev) == (many.steps, many.nfev)
+    assert few.steps == many.steps
+    # every step holds one of 10,001 outputs (of 11, at most 10 steps do): 3
+    # evaluations each for its extension, and with "auto" the sub-steps that read
+    # outputs past the dense-output edge (the run's last, contracting steps)
+    extra = 3 * few.steps if method == "dop853" else 4 * few.steps
+    assert few.nfev < many.nfev <= few.nfev + extra
     assert few.stiff_steps == many.stiff_steps == 0
     # the outputs they share agree (the same steps; only where they are read differs)
     assert np.abs(few.gamma - many.gamma[::1000]).max() < 1e-12
@@ -53,19 +59,23 @@ def _identity_field(t, y, phase, *args):
 
 
 @pytest.mark.parametrize("stiff", [False, True])
-def test_driver_steps_and_evaluations_for_11_and_10001_outputs(stiff):
-    """The driver alone (a damped rotation, two members): the same nsteps and nfev."""
+def test_driver_steps_for_11_and_10001_outputs(stiff):
+    """The driver alone (a damped rotation, two members): the same nsteps; the
+    evaluations differ by extensions only (3 a step at most)."""
     y0 = np.array([[1.0, 0.0], [0.3, -2.0]])
     few, many = (integrate(_identity_field, np.linspace(0, 20, k), y0, rtol=1e-10,
                            atol=1e-12, stiff=stiff) for k in (11, 10_001))
-    assert np.array_equal(few.nsteps, many.nsteps) and few.nfev == many.nfev
+    assert np.array_equal(few.nsteps, many.nsteps)
+    assert few.nfev <= many.nfev <= few.nfev + 3 * few.nsteps.sum()
 
 
-def test_solve_evaluations_do_not_depend_on_the_output_times():
+def test_solve_steps_do_not_depend_on_the_output_times():
     for n in (8.0, [8.0, 12.0]):                # the scalar path, and the batched one
         few, many = (sd.solve("pre-ln", n=n, beta=1.0, gamma0=0.1, t=np.linspace(0, 30, k))
                      for k in (11, 10_001))
-        assert few.nfev == many.nfev
+        # a DOP853 step costs 11 new evaluations (the last stage is the next
+        # one's first), its extension 3: only extensions may be added
+        assert few.nfev <= many.nfev <= few.nfev * 14 / 11
         assert np.abs(few.log_epsilon - many.log_epsilon[..., ::1000]).max() < 1e-12
 
 
@@ -127,11 +137,9 @@ def test_control_no_substeps_past_the_dense_output_edge_misses(monkeypatch):
 
 
 def test_a_few_output_times_cost_three_evaluations_each_at_most():
-    # fewer than outputs.EXTEND_ALL_FROM inside the span: only the steps that
-    # hold one make their continuous extension (a long horizon with a few
-    # output times does not pay 3 evaluations on every step)
+    # only the steps that hold an output make their continuous extension (a
+    # long horizon with a few output times does not pay 3 evaluations a step)
     none = _run(2, "dop853")                              # t = [0, 50]: none inside
     few = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 10.0, 20.0, 30.0, 50.0],
                       method="dop853", merge=0.0)
     assert few.steps == none.steps and none.nfev < few.nfev <= none.nfev + 3 * 3
-    assert outputs.EXTEND_ALL_FROM > 3

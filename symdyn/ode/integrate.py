@@ -16,9 +16,8 @@ Procedure per sweep over the unfinished members:
 1. clip each step so it ends exactly on the member's next stop (a
    breakpoint where the right-hand side has a kink, or the last output time);
    output times in between neither end nor change a step: they are read from
-   DOP853's continuous extension (three more evaluations; made on every
-   accepted step once :data:`~symdyn.ode.outputs.EXTEND_ALL_FROM` output times
-   lie inside, else on the steps that hold one; :mod:`symdyn.ode.outputs`);
+   DOP853's continuous extension (three more evaluations, made only on the
+   accepted steps that hold an output; :mod:`symdyn.ode.outputs`);
 2. take the 12-stage step (:func:`dop853_step`) and measure its error with
    the embedded 5th and 3rd order solutions (:func:`error_norm`); a step is
    accepted when :math:`\\mathrm{err} < 1` and every value is finite;
@@ -67,7 +66,7 @@ from .methods import (  # noqa: F401  (the driver's methods, importable here as 
     stage_sums_workspace,
     step_factor,
 )
-from .outputs import ALL, _land, _Output, _restart, _serve_ends, _Stops, read
+from .outputs import _land, _Output, _restart, _serve_ends, _Stops, read
 from .stiffness import Methods
 
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
@@ -293,12 +292,11 @@ class _Driver:
         idx = active[accept]
         t_end, y_end = t_new, y_new
         pe = np.flatnonzero(accept[ex])     # accepted DOP853 steps among Ka's rows
-        every = self.dense == ALL
-        F = self.extension(pe, ex, ta, ya, step, y_new, arga, Ka) if every else None
+        F = None
         if self.events:
             t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka, F)
         if idx.size and self._outputs_by(t_end):
-            if self.dense and not every:    # only the steps that hold an output
+            if self.dense:                  # only the steps that hold an output
                 nxt = self.following[active[ex][pe]]
                 K = len(self.t_out)
                 pe = pe[(nxt < K) & (self.t_out[np.minimum(nxt, K - 1)] < t_end[ex][pe])]
@@ -309,7 +307,7 @@ class _Driver:
                 self.nfev += read(f, self.t_out, self.out, self.following, self.project,
                                   rows(active), rows(ta), rows(ya), Ka[0][pe], rows(step),
                                   rows(t_end), tuple(rows(a) for a in arga), F,
-                                  None if lam is None else rows(lam), not every)
+                                  None if lam is None else rows(lam))
             _serve_ends(self.t_out, self.out, self.following, self.project, idx,
                         t_end[accept], y_end[accept])
         if self.project is not None and idx.size:

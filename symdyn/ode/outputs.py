@@ -34,13 +34,10 @@ OUTPUT_FLOATS = 1 << 18
 #: inside such steps are read from sub-steps (:func:`_edge`).
 DENSE_EDGE = 4.0
 SUB_MAX = 16          # sub-steps of one step at most; beyond, a step to each output
-#: From this many output times inside the steps' span on, every accepted step
-#: makes its continuous extension (3 evaluations in 15: the steps and the
-#: evaluations are those of 11 output times or 100,000); fewer are read from
-#: extensions of the steps that hold them (a long horizon with a few output
-#: times pays 3 evaluations per time, not 25% of its steps).
-EXTEND_ALL_FROM = 8
-SOME, ALL = "some", "all"
+#: Only the accepted steps that hold an output time make DOP853's continuous
+#: extension (3 evaluations): the steps never depend on the output times, and
+#: the evaluations grow with them only until every step holds one.
+SOME = "some"
 
 
 def count(t):
@@ -73,13 +70,11 @@ class _Stops:
         return np.searchsorted(self.breakpoints, t, side="right")
 
     def dense(self, t_out):
-        """Which accepted DOP853 steps make their continuous extension: none
-        (no output time inside a step's span: after 0, on no stop), the steps
-        that hold an output (``SOME``: fewer than :data:`EXTEND_ALL_FROM`
-        such times), or every one (``ALL``: then the evaluations do not
-        depend on the output times)."""
+        """Whether accepted DOP853 steps may need their continuous extension:
+        ``SOME`` (the steps that hold an output make it) if an output time lies
+        strictly inside the steps' span, else None."""
         inner = np.count_nonzero((t_out > 0) & ~np.isin(t_out, self.times))
-        return ALL if inner >= EXTEND_ALL_FROM else SOME if inner else None
+        return SOME if inner else None
 
 
 class _Output:
@@ -153,8 +148,7 @@ def _polynomial(F, y, x):
     return out + y
 
 
-def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, F, z,
-         few=False):
+def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, F, z):
     """The outputs inside the accepted DOP853 steps (members ``idx``, ``F``
     their continuous extensions): read from ``F``, or, for steps past the
     dense-output edge (``z``: :math:`h\\lambda`, with ``stiff``; else None),
@@ -167,24 +161,21 @@ def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, 
     _serve(t_out, out, following, project, idx[c], ta[c], ya[c], step[c], t_end[c],
            [x[c] for x in F])
     return _edge(f, t_out, out, following, project, idx[edge], ta[edge], ya[edge], fa[edge],
-                 step[edge], t_end[edge], tuple(a[edge] for a in args), z[edge], few)
+                 step[edge], t_end[edge], tuple(a[edge] for a in args), z[edge])
 
 
-def _edge(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, z, few):
+def _edge(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, z):
     """The outputs inside steps past DOP853's dense-output edge (``z``:
     :math:`h\\lambda > ` :data:`DENSE_EDGE`), the step left as it is: read
     from ``ceil(z / DENSE_EDGE)`` DOP853 sub-steps of the step, each with its
     continuous extension (15 evaluations each, however many outputs), or,
-    beyond :data:`SUB_MAX` sub-steps or, with ``few`` output times
-    (:data:`SOME`), where it costs less, one DOP853 step from the step's
-    start to each output (12 evaluations, a row per output). Returns the
+    beyond :data:`SUB_MAX` sub-steps or where it costs less, one DOP853 step
+    from the step's start to each output (12 evaluations, a row per output). Returns the
     evaluations spent."""
     parts = np.ceil(z / DENSE_EDGE).astype(int)
     K = len(t_out)
     held = np.searchsorted(t_out, t_end, side="left") - np.minimum(following[idx], K)
-    far = parts > SUB_MAX
-    if few:                 # the cheaper: a step to each output
-        far |= 12 * held <= 15 * parts
+    far = (parts > SUB_MAX) | (12 * held <= 15 * parts)     # the cheaper way
     nfev = 0
     if far.any():
         sub = tuple(a[far] for a in args)

@@ -39,7 +39,6 @@ from .methods import (
     MIN_RELATIVE_STEP,
     SAFETY,
 )
-from .outputs import EXTEND_ALL_FROM
 
 _S = dop853.N_STAGES
 _ARRAY_OUTPUTS = 8      # outputs inside one step from which numpy reads them
@@ -164,16 +163,14 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
     :func:`symdyn.ode.methods.initial_step`). Returns ``(states, nfev, nsteps)``,
     ``states`` an array (output times, components); raises :class:`GiveUp`
     where the batched path must answer instead. As the batched driver, no
-    step ends on an output time, and every accepted step makes its continuous
-    extension once :data:`~symdyn.ode.outputs.EXTEND_ALL_FROM` output times lie
-    inside the steps' span (else the steps that hold one).
+    step ends on an output time, and the accepted steps that hold one make
+    their continuous extension.
     """
     dim = len(y0)
     t_out = list(t_out)
     t_end = t_out[-1]
     bps = sorted(b for b in breakpoints if 0 < b < t_end)
     stops = sorted(set(bps) | ({t_end} if t_end > 0 else set()))
-    every = sum(0 < x and x not in stops for x in t_out) >= EXTEND_ALL_FROM
     states, k = np.full((len(t_out), dim), np.nan), 0
     while k < len(t_out) and t_out[k] == 0:
         states[k] = y0
@@ -213,7 +210,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
             if not clipped:
                 last_err, last_h = err, step
             holds = k < len(t_out) and t_out[k] < t_new
-            if every or holds:
+            if holds:
                 F = _dense(f, t, y, step, y_new, phase, K, dim)
                 nfev += 3
                 if holds:
