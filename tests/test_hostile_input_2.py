@@ -157,6 +157,10 @@ def test_control_the_fake_clock_counts_every_configured_wait(monkeypatch):
     (lambda: sd.mean_field(1e9, [1.0], [1, 0.3], modes=8), r"^beta must be in \[0, 1e\+08\]"),
     (lambda: sd.mean_field(700.0, [0.0, 1.0], [1, 0.3], attention="unnormalized", modes=16),
      r"^beta: the flow is not resolved at t = 0 .*e\^beta = 1.01e\+304"),   # was 'not finite'
+    (lambda: sd.mean_field(700.0, [1e250], [1, 0.3], kappa=4.0, modes=16),
+     r"^t: mean_field runs to t <= 1e\+150"),
+    (lambda: sd.mean_field_zonal(1.0, [1e200], [1, 0.1], d=3, modes=8),
+     r"^t: mean_field_zonal runs to t <= 1e\+150"),
     (lambda: sd.mean_field(1.0, [1.0], [1, 0.3], modes=8, tol=1e-300),     # was a hang
      r"^tol must be .* at least 2.22e-14"),
     (lambda: sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8, tol=1e-20),
@@ -177,6 +181,8 @@ def test_control_the_same_mean_field_calls_with_good_values_answer():
     assert a == b and 0 < a[0] < 1
     z = sd.mean_field_zonal(1.0, [1.0], [1, 0.1], d=3, modes=8)
     assert z.moments[0, 0] == 1
+    last = sd.mean_field(700.0, [0.0, 1e150], [1, 0.15], kappa=4.0, modes=16).order
+    assert last[1] < 1e-300                     # control: at t = 1e150 the noise has won
     ok = sd.mean_field(5.0, [0.0, 0.1], [1, 0.01], attention="unnormalized", modes=32)
     rate = sd.mean_field_rates(1, 5.0, None, "unnormalized")     # early growth: e^(lambda_1 t)
     assert ok.order[1] / ok.order[0] == pytest.approx(np.exp(0.1 * rate), rel=1e-2)

@@ -215,6 +215,8 @@ def _density_values(mu0, grid):
 
 #: The largest beta of :func:`mean_field` (softmax; it ran finite there, and not at 1e10).
 MAX_SOFTMAX_BETA = 1e8
+#: The last output time (the steps double up to it; at 1e152 they overflowed).
+MAX_TIME = 1e150
 #: Steps (accepted or not) one :func:`mean_field` may take (about 0.1-1 ms each).
 MAX_STEPS = 200_000
 
@@ -255,6 +257,9 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
                          f"coefficients I_(m-1) - I_(m+1) = 2m I_m/beta are lost to "
                          f"rounding), got {b:g}")
     times = output_times(t)
+    if times[-1] > MAX_TIME:
+        raise ValueError(f"t: mean_field runs to t <= {MAX_TIME:g} (beyond, its doubling steps "
+                         f"overflow the exponentials of the diffusion), got {times[-1]:g}")
     memory(8 * 4 * m * 40, f"modes: {m:,} (mean_field's grid of 4 x modes points)")
     c = _initial(mu0, m)
     lin = np.zeros(m + 1) if kap is None else -np.arange(m + 1) ** 2 / kap

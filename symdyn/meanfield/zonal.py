@@ -44,7 +44,7 @@ from symdyn.base.checks import (
     tolerance,
 )
 
-from .circle import _Stepper
+from .circle import MAX_TIME, _Stepper
 from .stability import B, D, K, kernel_eigenvalue, laplacian_eigenvalue
 
 
@@ -125,6 +125,9 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     if attention == "unnormalized" and b > 700:
         raise ValueError(f"beta must be in (0, 700] with the unnormalized kernel, got {b}")
     times = output_times(t)
+    if times[-1] > MAX_TIME:
+        raise ValueError(f"t: mean_field_zonal runs to t <= {MAX_TIME:g} (beyond, its "
+                         f"doubling steps overflow), got {times[-1]:g}")
     memory(8 * (mm + 1) * (2 * mm + 2) * 6, f"modes: {mm:,} (mean_field_zonal's "
            f"Gegenbauer tables, (modes + 1) x (2 modes + 2))")
     try:
