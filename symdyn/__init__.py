@@ -7,8 +7,10 @@ Examples
 C*exp(-2*t)
 """
 
-from . import certify  # noqa: F401 (sd.certify; python-flint is needed on use)
-from . import trained  # noqa: F401 (sd.trained.load; the optional extra is needed on use)
+from . import (
+    certify,  # noqa: F401 (sd.certify; python-flint is needed on use)
+    trained,  # noqa: F401 (sd.trained.load; the optional extra is needed on use)
+)
 from ._moved import install as _install_moved
 from .base.version import __version__  # noqa: F401  (the package's version)
 from .meanfield import (
@@ -24,6 +26,7 @@ from .meanfield import (
 from .model import symbols
 from .model.registry import Scheme, custom_scheme, scheme, schemes
 from .output import plot
+from .output.rerun import load, rerun
 from .particles import init, weights
 from .particles.clusters import cluster_labels, energy, renyi_centres
 from .particles.simulation import Simulation, simulate
@@ -52,7 +55,7 @@ __all__ = [
     "stable_system", "sweep", "symbols", "terminal", "weights",
     "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "kuramoto_order",
     "mean_field", "mean_field_rates", "mean_field_zonal",
-    "cluster_labels", "energy", "renyi_centres",
+    "cluster_labels", "energy", "renyi_centres", "load", "rerun",
 ]
 
 

@@ -1,5 +1,7 @@
 """Rich display, the paper's notation in LaTeX, sd.table and Reduction.at."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -138,5 +140,8 @@ def test_print_of_every_result_is_a_short_table_of_what_it_found():
 
 def test_control_the_dataclass_repr_print_showed_before_fails_that_test():
     res = _results()
-    assert "array(" in repr(res["trajectory"]) and "array(" in repr(res["simulation"])
+    for r in (res["trajectory"], res["simulation"]):     # their own repr: one short line
+        fields = ", ".join(f"{f.name}={getattr(r, f.name)!r}" for f in dataclasses.fields(r))
+        assert "array(" in fields and "array(" not in repr(r)
+        assert len(repr(r)) < 120 and "\n" not in repr(r)
     assert "Scheme(" in repr(res["derivation"]) and "Scheme(" in repr(res["reduction"])

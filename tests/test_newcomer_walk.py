@@ -54,7 +54,7 @@ def test_the_api_catches_a_newcomer_s_mistakes():
     with pytest.raises(ValueError, match="did you mean 'save_x'"):
         sd.simulate("post-ln", X0, beta=1.0, t=[1.0], save_X=True)
     sim = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 1.0], weights="kaiming")
-    assert len(str(sim)) < 800 and "array(" not in str(sim)
+    assert len(str(sim)) < 1500 and "array(" not in str(sim)   # provenance + values
     tr = sd.solve("Pre-LN", n=8, beta=1.0, gamma0=0.0, t=[0.0, 1.0])
     assert "Trajectory" in str(tr) and len(str(tr)) < 800
     fig = sd.plot.compare("post-ln", n=8, beta=1.0, gamma0=0.0)   # one scheme, not letters

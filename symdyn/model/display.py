@@ -78,10 +78,11 @@ def summary_html(title: str, rows, t=None, y=None, what: str = "gamma") -> str:
 
 
 def summary_text(title: str, rows, t=None, y=None, what: str = "gamma",
-                 samples: int = 6) -> str:
+                 samples: int = 6, epsilon=None) -> str:
     """What ``print`` shows of a result: the (label, value) rows of its HTML
     summary as aligned text, then ``y(t)`` of the first member at ``samples``
-    times (the first, the last and evenly spaced ones between)."""
+    times (the first, the last and evenly spaced ones between), beside
+    ``epsilon`` (:math:`1 - \\gamma` at its relative precision) if given."""
     rows = [(str(k), " ".join(str(v).split())) for k, v in rows]
     width = max((len(k) for k, _ in rows), default=0)
     lines = [title, *(f"  {k:<{width}}  {v}" for k, v in rows)]
@@ -90,8 +91,12 @@ def summary_text(title: str, rows, t=None, y=None, what: str = "gamma",
         curve = np.asarray(y, dtype=float).reshape(-1, t.size)[0]
         pick = np.unique(np.linspace(0, t.size - 1, min(samples, t.size)).round().astype(int))
         first = "" if np.size(y) == t.size else " (first member)"
-        lines.append(f"  {'t':>12}  {what}{first}")
-        lines += [f"  {t[i]:>12.6g}  {curve[i]:.10g}" for i in pick]
+        eps = None if epsilon is None else np.asarray(epsilon, dtype=float).reshape(
+            -1, t.size)[0]
+        lines.append(f"  {'t':>12}  {what + first:<22}" + ("" if eps is None else
+                                                           "  epsilon = 1 - gamma"))
+        lines += [f"  {t[i]:>12.6g}  {curve[i]:<22.10g}" + (
+            "" if eps is None else f"  {eps[i]:.10e}") for i in pick]
     return "\n".join(lines)
 
 

@@ -16,15 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
+from ..base.archive import Archived
 from ..base.checks import memory
+from ..base.provenance import Provenance
 from ..model.display import simulation_rows, summary_html, summary_text
 from ..ode import outputs
 from . import merging
 from .clusters import ClusterViews, graph_labels
 
 
-@dataclass(frozen=True)
-class Simulation(ClusterViews):
+@dataclass(frozen=True, repr=False)
+class Simulation(ClusterViews, Archived):
     """Observables of a particle simulation; batch axes first, time last.
 
     Attributes
@@ -73,6 +75,11 @@ class Simulation(ClusterViews):
         :math:`E_\\beta = \\frac{1}{2\\beta n^2}\\sum_{ij} e^{\\beta\\langle\\theta_i,
         \\theta_j\\rangle}` of the directions at the run's beta (inf at beta = 0 and
         where it overflows, beta > ~700).
+    provenance : Provenance
+        What made the run (:mod:`symdyn.base.provenance`): ``str(sim)`` prints
+        it, ``sd.rerun(sim)`` runs it again.
+    x0 : ndarray batch + (n, d)
+        The starting tokens as given (``sd.rerun`` starts from them).
     stiff_steps : int
         Steps taken with the Rosenbrock-W method over the whole batch
         (``method="auto"``; the rest are DOP853 steps).
@@ -111,14 +118,24 @@ class Simulation(ClusterViews):
     offset: np.ndarray | None = None
     labels: np.ndarray | None = None
     energy: np.ndarray | None = None
+    provenance: Provenance | None = None
+    x0: np.ndarray | None = None
+
+    DIMS = {"t": ("time",), "gamma": ("time",), "epsilon": ("time",),
+            "min_cosine": ("time",), "clusters": ("time",), "linked": ("time",),
+            "r": ("token", "time"), "speed": ("token", "time"), "X": ("time", "token", "dim"),
+            "bound": ("time",), "spread": ("time",), "offset": ("token", "time"),
+            "labels": ("time", "token"), "energy": ("time",), "x0": ("token", "dim")}
+
+    def _rows(self):
+        return [*(self.provenance.summary() if self.provenance else []), *simulation_rows(self)]
 
     def _repr_html_(self) -> str:
-        return summary_html("Simulation (sd.simulate)", simulation_rows(self), self.t,
-                            self.gamma)
+        return summary_html("Simulation (sd.simulate)", self._rows(), self.t, self.gamma)
 
     def __str__(self) -> str:
-        return summary_text("Simulation (sd.simulate)", simulation_rows(self), self.t,
-                            self.gamma)
+        return summary_text("Simulation (sd.simulate)", self._rows(), self.t, self.gamma,
+                            epsilon=self.epsilon)
 
 
 def check_outputs(t, M, n, d, save_x):

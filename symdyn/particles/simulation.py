@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..base.checks import finite_array, output_times, shown
+from ..base.provenance import Provenance
 from ..model.baseline import NONE, resolve
 from ..model.law_limits import check_speed
 from ..model.registry import Scheme, SchemeLike, run_parameters
@@ -236,6 +237,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         s = s.bind(**run_parameters(s, params, legacy, "simulate", SIMULATE_OPTIONS))
     opt = options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock,
                    method, save_x, mask, kappa, seed)
+    if opt.kappa is not None and opt.seed is None:      # recorded, so the run can be rerun
+        opt = opt._replace(seed=np.random.SeedSequence().entropy)
     X, (M, n, d) = batch_shape(X0)
     b = _beta(beta, M)
     w = None if weights is None else as_weights(weights, d)
@@ -279,7 +282,25 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
                       out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
                       opt.threshold, steps, nfev, msg, merged, clock, stiff_steps,
                       {k: out(v) for k, v in rec.bound.items()}, out(rec.spread),
-                      out(rec.offset), labels=out(rec.labels), energy=out(rec.energy))
+                      out(rec.offset), labels=out(rec.labels), energy=out(rec.energy),
+                      provenance=_provenance(s, X, b, attention, mask, opt, weights, {
+                          "rtol": rtol, "atol": atol, "save_x": save_x, "clock": clock,
+                          "cluster_threshold": cluster_threshold, "merge": merge,
+                          "dtype": np.dtype(dtype).name, "method": method}),
+                      x0=np.array(X0))
+
+
+def _provenance(s, X, b, attention, mask, opt, weights, given):
+    """What made the run (the scheme by name with its parameters, the noise's seed)."""
+    if weights is None or isinstance(weights, str):
+        w = weights or "identity"
+    else:
+        w = "identity" if getattr(weights, "identity", False) else "given"
+    return Provenance.of("simulate", dict(getattr(s, "params", ())), given,
+                         scheme=getattr(s, "name", str(s)), n=X.shape[-2], d=X.shape[-1],
+                         beta=b[0] if np.all(b == b[0]) else b, attention=attention,
+                         mask=mask.lower(), kappa=opt.kappa, noise_seed=opt.seed,
+                         step=opt.step, weights=w)
 
 
 def _beta(beta, M):

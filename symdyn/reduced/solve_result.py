@@ -9,11 +9,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..base.archive import Archived
+from ..base.provenance import Provenance
 from ..model.display import summary_html, summary_text, trajectory_rows
 
 
-@dataclass(frozen=True)
-class Trajectory:
+def provenance(s, n, beta, attention, options) -> Provenance:
+    """What ``solve`` was given: the scheme by name with its parameters, ``n``
+    and ``beta`` (one number where the batch shares it), the options."""
+    def one(x):
+        x = np.asarray(x, dtype=float)
+        return float(x.ravel()[0]) if x.size and np.all(x == x.ravel()[0]) else x
+    return Provenance.of("solve", dict(s.params), options, scheme=s.name, n=one(n),
+                         beta=one(beta), attention=attention)
+
+
+@dataclass(frozen=True, repr=False)
+class Trajectory(Archived):
     """The solution of the reduced ODE; batch axes first, time last.
 
     Attributes
@@ -34,6 +46,8 @@ class Trajectory:
     sensitivities : dict of str to ndarray, or None
         :math:`\\partial\\gamma/\\partial q` at the output times, shape batch +
         (K,), for each ``q`` asked for (``solve(..., sensitivities=...)``).
+    provenance : Provenance
+        What made it (``str(tr)`` prints it; ``sd.rerun(tr)`` solves again).
 
     Examples
     --------
@@ -57,9 +71,19 @@ class Trajectory:
     message: str
     params: dict = field(default_factory=dict)
     sensitivities: dict | None = None
+    provenance: Provenance | None = None
+
+    DIMS = {"t": ("time",), "gamma": ("time",), "epsilon": ("time",),
+            "log_epsilon": ("time",), "gamma_dot": ("time",), "r": ("time",),
+            "sensitivities": ("time",)}
+
+    def _rows(self):
+        return [*(self.provenance.summary() if self.provenance else []),
+                *trajectory_rows(self)]
 
     def _repr_html_(self) -> str:
-        return summary_html("Trajectory (sd.solve)", trajectory_rows(self), self.t, self.gamma)
+        return summary_html("Trajectory (sd.solve)", self._rows(), self.t, self.gamma)
 
     def __str__(self) -> str:
-        return summary_text("Trajectory (sd.solve)", trajectory_rows(self), self.t, self.gamma)
+        return summary_text("Trajectory (sd.solve)", self._rows(), self.t, self.gamma,
+                            epsilon=self.epsilon)

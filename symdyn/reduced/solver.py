@@ -25,6 +25,7 @@ Layer 2, reduced.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -53,7 +54,7 @@ from .solve_checks import (  # noqa: F401  (the names tests and benchmarks reach
     _underflow,
 )
 from .solve_mp import _solve_mp
-from .solve_result import Trajectory
+from .solve_result import Trajectory, provenance
 
 
 def _wrt(s: Scheme, sensitivities):
@@ -151,14 +152,16 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     check_speed(s, float(times[-1]), {n_sym: n, b_sym: beta,
                                       **{x: params[x.name] for x in s.symbols}}, "solve")
     sens = None if wrt is None else sensitivity(s, wrt, attention)
+    made = provenance(s, n, beta, attention, {"rtol": rtol, "atol": atol, "dps": dps,
+                                               "sensitivities": sensitivities})
     if dps is not None:
         res, derivs = _solve_mp(system, times, n, beta, gamma0, r0, params, sens, dps)
         return Trajectory(times, res["gamma"], res["epsilon"], res["log_epsilon"],
                           res["gamma_dot"], res["r"], n, beta, gamma0, r0, 0,
-                          f"mpmath extrapolation at {dps} digits", params, derivs)
+                          f"mpmath extrapolation at {dps} digits", params, derivs, made)
     tr = _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol)
     _check_underflow(system, tr)
-    return tr
+    return replace(tr, provenance=made)
 
 
 def _check_size(s, K, values, sensitivities):

@@ -1,0 +1,149 @@
+"""Results carry what made them (issue 36 item 1): provenance, save/load, rerun.
+
+Oracles: the arguments of the call itself (the provenance must name them);
+the arrays a result held (a saved file read back, and a rerun, must give the
+same bytes). Controls: a changed seed gives different arrays; a rerun with a
+changed parameter differs; a file that is not a result is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+import symdyn as sd
+from symdyn.base.provenance import Provenance
+
+
+def _arrays(r):
+    """name -> ndarray of every array of a result (dicts of arrays flattened)."""
+    out = {}
+    for f in dataclasses.fields(r):
+        v = getattr(r, f.name)
+        if isinstance(v, np.ndarray):
+            out[f.name] = v
+        elif isinstance(v, dict):
+            out.update({f"{f.name}.{k}": a for k, a in v.items() if isinstance(a, np.ndarray)})
+    return out
+
+
+def _same_bytes(a, b):
+    A, B = _arrays(a), _arrays(b)
+    assert A.keys() == B.keys()
+    return all(A[k].dtype == B[k].dtype and A[k].shape == B[k].shape
+               and A[k].tobytes() == B[k].tobytes() for k in A)
+
+
+def _noisy(seed=None, **kw):
+    X0 = sd.init.sphere(6, 3, batch=2, seed=0)
+    return sd.simulate("post-ln", X0, beta=2.0, t=[0.0, 0.5, 2.0], step=0.25, mask="causal",
+                       kappa=20.0, seed=seed, **kw)
+
+
+def test_a_simulation_names_what_made_it():
+    sim = _noisy(seed=3)
+    p = sim.provenance
+    assert (p.producer, p.scheme, p.n, p.d, p.beta) == ("simulate", "post-ln", 6, 3, 2.0)
+    assert (p.mask, p.kappa, p.noise_seed, p.step, p.weights) == ("causal", 20.0, 3, 0.25,
+                                                                  "identity")
+    assert p.version == sd.__version__
+    text = str(sim)
+    for shown in ("mask", "causal", "kappa", "20", "noise seed", "3", "step", "0.25",
+                  "epsilon = 1 - gamma"):
+        assert shown in text
+    assert "array(" not in text and len(text.splitlines()) < 30
+    assert "\n" not in repr(sim) and len(repr(sim)) < 120
+
+
+def test_deepnorm_s_layers_and_solve_s_options_are_recorded():
+    tr = sd.solve(sd.scheme("deepnorm", layers=6), n=[8, 16], beta=1.0, gamma0=0.0,
+                  t=[0.0, 1.0])
+    p = tr.provenance
+    assert p.scheme == "deepnorm" and dict(p.params) == {"layers": 6}
+    assert p.n == [8.0, 16.0] and p.beta == 1.0 and dict(p.options)["rtol"] == 1e-11
+    assert "layers=6" in str(tr)
+
+
+def test_a_noisy_run_without_a_seed_records_the_entropy_it_drew():
+    a, b = _noisy(), _noisy()
+    assert isinstance(a.provenance.noise_seed, int) and a.provenance.noise_seed > 2**64
+    # control: two unseeded runs draw different noise (so the record matters)
+    assert a.provenance.noise_seed != b.provenance.noise_seed
+    assert not np.array_equal(a.gamma, b.gamma)
+    assert _same_bytes(sd.rerun(a), a)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: _noisy(seed=5),
+    lambda: sd.simulate(sd.scheme("deepnorm", layers=6), sd.init.sphere(5, 4, batch=3, seed=1),
+                        beta=[0.5, 1.0, 2.0], t=[0.0, 1.0, 3.0], save_x=True),
+    lambda: sd.simulate("pre-ln", sd.init.gaussian(5, 3, seed=2), beta=1.0, t=[0.0, 2.0],
+                        weights="kaiming"),
+    lambda: sd.solve("post-ln", n=[8, 32], beta=1.0, gamma0=0.0, t=[0.0, 5.0, 300.0]),
+    lambda: sd.solve(sd.custom_scheme("damped", speed="A_norm/(1 + c*t)", params={"c": 0.5}),
+                     n=8, beta=1.0, gamma0=0.0, t=[1.0, 3.0], params={"c": [0.0, 1.0]},
+                     sensitivities=["c"]),
+], ids=["noisy-causal", "deepnorm-batch-save-x", "pre-ln-kaiming", "solve", "solve-custom"])
+def test_save_load_gives_the_same_bytes_and_rerun_the_same_arrays(make, tmp_path):
+    r = make()
+    path = tmp_path / "r.nc"
+    r.save(path)
+    back = sd.load(path)
+    assert type(back) is type(r) and back.provenance == r.provenance
+    assert _same_bytes(back, r)
+    custom = None if r.provenance.scheme != "damped" else sd.custom_scheme(
+        "damped", speed="A_norm/(1 + c*t)", params={"c": 0.5})
+    assert _same_bytes(sd.rerun(back, scheme=custom), r)
+
+
+def test_control_a_changed_seed_or_parameter_changes_the_arrays():
+    sim = _noisy(seed=5)
+    other = dataclasses.replace(sim, provenance=sim.provenance.replace(noise_seed=6))
+    assert not _same_bytes(sd.rerun(other), sim)
+    tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[0.0, 5.0])
+    assert not _same_bytes(sd.rerun(dataclasses.replace(tr, beta=tr.beta * 1.01)), tr)
+
+
+def test_the_file_is_plain_netcdf_with_the_provenance_as_json(tmp_path):
+    from scipy.io import netcdf_file
+    sim = _noisy(seed=5)
+    sim.save(tmp_path / "s.nc")
+    with netcdf_file(tmp_path / "s.nc", mmap=False) as f:
+        assert f.variables["gamma"].dimensions == ("member", "time")
+        assert f.variables["labels"].dimensions == ("member", "time", "token")
+        p = json.loads(f.provenance.decode())
+    assert p["noise_seed"] == 5 and p["mask"] == "causal"
+    assert Provenance.from_json(json.dumps(p)) == sim.provenance
+
+
+def test_refusals(tmp_path):
+    from scipy.io import netcdf_file
+    with netcdf_file(tmp_path / "x.nc", "w") as f:
+        f.symdyn_type = "Nothing"
+        f.provenance = Provenance("x").to_json()
+        f.attributes_json = "{}"
+    with pytest.raises(ValueError, match="not a symdyn result"):
+        sd.load(tmp_path / "x.nc")
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(ValueError, match="path"):          # checked before any writing
+        _noisy(seed=1).save(tmp_path / "a_file" / "s.nc")
+    tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[0.0, 1.0], dps=20)
+    with pytest.raises(ValueError, match="netCDF-3 keeps real"):
+        tr.save(tmp_path / "mp.nc")
+    fam = sd.custom_scheme("mine", speed="A_norm")
+    with pytest.raises(ValueError, match="pass scheme="):
+        sd.rerun(sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[0.0, 1.0]))
+
+
+def test_to_xarray_names_dimensions_and_keeps_the_provenance():
+    xr = pytest.importorskip("xarray")
+    sim = _noisy(seed=5)
+    ds = sim.to_xarray()
+    assert isinstance(ds, xr.Dataset)
+    assert ds["r"].dims == ("member", "token", "time") and ds["x0"].dims[-1] == "dim"
+    assert np.array_equal(ds["time"].values, sim.t)
+    assert json.loads(ds.attrs["provenance"])["noise_seed"] == 5
+    assert ds.attrs["provenance.mask"] == "causal"
