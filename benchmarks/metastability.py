@@ -80,6 +80,7 @@ def renyi(ns, delta=0.5, samples=20_000):
 
 def figures(prefix, mode_rows, merge_rows, renyi_rows):
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -94,6 +95,8 @@ def figures(prefix, mode_rows, merge_rows, renyi_rows):
                      yerr=[g.std(ddof=1) / np.sqrt(len(g)) for g in got], fmt="o",
                      label="first plateau, particles")
     axes[0].set(xscale="log", xlabel="beta", ylabel="clusters", title="1. uniform start")
+    axes[0].set_xticks(b, [f"{x:g}" for x in b])
+    axes[0].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[0].legend(fontsize=7)
     for (k, d), (betas, logT, pred, slope, err) in merge_rows.items():
         line = axes[1].plot(betas, logT.mean(1), "o", label=f"k={k}, S^{d - 1}: "
