@@ -183,8 +183,8 @@ def test_simulate_table_and_plot(tmp_path, capsys):
     plot = tmp_path / "sim.png"
     assert main(["simulate", "post-ln", "--n", "6", "--d", "6", "--init", "equiangular",
                  "--seeds", "2", "--t-max", "2", "--points", "3", "--plot", str(plot)]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "t,gamma_mean,gamma_min,gamma_max,min_cosine,clusters_mean"
+    lines = [x for x in capsys.readouterr().out.strip().splitlines() if x[0] != "#"]
+    assert lines[0] == "t,gamma,epsilon,min_cosine,clusters"
     gamma_2 = float(lines[-1].split(",")[1])
     tr = sd.solve("post-ln", n=6, beta=1.0, gamma0=0.0, t=[2.0])
     assert abs(gamma_2 - tr.gamma[-1]) < 1e-8          # equiangular: the reduced ODE
@@ -194,21 +194,25 @@ def test_simulate_table_and_plot(tmp_path, capsys):
 
 
 def test_simulate_plot_is_smooth_and_titled(tmp_path, capsys, monkeypatch):
-    from symdyn.output import plot
+    from symdyn.output import page, plot
 
     saved = {}
-    monkeypatch.setattr(plot, "save", lambda fig, path: saved.update(fig=fig, path=path))
+    for module in (plot, page):         # sd.plot.save is page.save
+        monkeypatch.setattr(module, "save", lambda fig, path: saved.update(fig=fig, path=path))
     args = ["simulate", "pre-ln", "--n", "5", "--d", "7", "--seeds", "2", "--t-max", "2"]
+    def rows():
+        return [x for x in capsys.readouterr().out.strip().splitlines() if x[0] != "#"]
     assert main(args) == 0
-    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 11
+    assert len(rows()) == 1 + 11
     assert main(args + ["--plot", str(tmp_path / "s.png")]) == 0
-    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 101
+    assert len(rows()) == 1 + 101
     title = saved["fig"].get_suptitle()
     assert all(part in title for part in ("Pre-LN", "$n = 5$", "$d = 7$", "2 runs",
-                                          "init sphere", "weights identity"))
+                                          "init sphere (seeds 0, 1)"))
+    assert "weights" not in title and "mask" not in title        # defaults left out
     assert len(saved["fig"].axes[0].get_lines()[0].get_xdata()) == 101
     assert main(args + ["--points", "3", "--plot", str(tmp_path / "s.png")]) == 0
-    assert len(capsys.readouterr().out.strip().splitlines()) == 1 + 3
+    assert len(rows()) == 1 + 3
 
 
 def test_simulate_log_clock_and_float32(capsys):
@@ -216,8 +220,8 @@ def test_simulate_log_clock_and_float32(capsys):
 
     assert main(["simulate", "pre-ln", "--n", "6", "--d", "6", "--init", "equiangular",
                  "--seeds", "1", "--clock", "log", "--t-max", "2", "--points", "2"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("tau,gamma_mean")
+    lines = [x for x in capsys.readouterr().out.strip().splitlines() if x[0] != "#"]
+    assert lines[0].startswith("tau,gamma,epsilon,log_r,")      # Pre-LN is radial
     tr = sd.solve("pre-ln", n=6, beta=1.0, gamma0=0.0, t=[math.expm1(2.0)])
     assert abs(float(lines[-1].split(",")[1]) - tr.gamma[-1]) < 1e-8    # tau = 2: t = e^2 - 1
     assert main(["simulate", "post-ln", "--clock", "log"]) == 2

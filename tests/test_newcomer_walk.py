@@ -89,3 +89,94 @@ def test_the_docs_give_commands_that_work_from_anywhere():
     bad = [p.name for p in pages
            if re.search(r"python -m proofs_check\b", p.read_text())]
     assert bad == []
+
+
+# --- issue 36: what a reader sees of a run (items 1-3) -----------------------------------
+
+def _table(out):
+    """(comment lines as {key: value}, header, rows) of a simulate table."""
+    lines = out.strip().splitlines()
+    notes = dict(x[2:].split(": ", 1) for x in lines if x.startswith("# "))
+    data = [x.split(",") for x in lines if not x.startswith("#")]
+    return notes, data[0], data[1:]
+
+
+def test_the_issue_s_noisy_causal_run_is_titled_with_what_was_run(capsys, tmp_path, monkeypatch):
+    from symdyn.output import page, plot
+
+    saved = {}
+    for module in (plot, page):
+        monkeypatch.setattr(module, "save", lambda fig, path: saved.update(fig=fig))
+    argv = ["simulate", "post-ln", "--mask", "causal", "--kappa", "20", "--seed", "0",
+            "--step", "0.05", "--t-max", "2", "--points", "5", "--n", "6", "--d", "3"]
+    status, out, _ = _cli(capsys, *argv, "--plot", str(tmp_path / "c.png"))
+    title = saved["fig"].get_suptitle()
+    for part in ("Post-LN", "$n = 6$", "4 runs", "$d = 3$", "mask causal", r"$\kappa = 20$",
+                 "noise seed 0", "$h = 0.05$ (40 layers)", "seeds 0-3"):
+        assert part in title, part
+    notes, head, rows = _table(out)
+    assert (notes["mask"], notes["kappa"], notes["noise seed"], notes["step"],
+            notes["start seed"]) == ("causal", "20", "0", "0.05", "0..3")
+    assert head == ["t", "gamma", "epsilon", "min_cosine", "clusters"]    # Post-LN: no r
+    # control: the defaults' run names none of them
+    status, _, _ = _cli(capsys, "simulate", "post-ln", "--t-max", "1", "--points", "3",
+                        "--plot", str(tmp_path / "p.png"))
+    plain = saved["fig"].get_suptitle()
+    assert not any(x in plain for x in ("mask", r"\kappa", "noise", "$h ="))
+
+
+def test_deepnorm_s_title_shows_n_and_h(capsys, tmp_path, monkeypatch):
+    from symdyn.output import page, plot
+
+    saved = {}
+    for module in (plot, page):
+        monkeypatch.setattr(module, "save", lambda fig, path: saved.update(fig=fig))
+    for layers, shown in (("100", "$N = 100$"), (None, "$N = 12$")):    # N even at its default
+        extra = ["--layers", layers] if layers else []
+        assert _cli(capsys, "simulate", "deepnorm", *extra, "--step", "0.1", "--t-max", "1",
+                    "--points", "3",
+                    "--seeds", "1", "--plot", str(tmp_path / "d.png"))[0] == 0
+        title = saved["fig"].get_suptitle()
+        assert shown in title and "$h = 0.1$ (10 layers)" in title
+
+
+def test_the_table_keeps_the_help_s_word(capsys):
+    # epsilon at full relative precision where gamma prints 1.0: the equiangular
+    # start follows the reduced ODE (the oracle); r for Pre-LN, not for Post-LN
+    argv = ["simulate", "post-ln", "--init", "equiangular", "--n", "6", "--d", "6",
+            "--seeds", "1", "--t-max", "20", "--points", "2"]
+    _, head, rows = _table(_cli(capsys, *argv)[1])
+    gamma, eps = float(rows[-1][1]), float(rows[-1][2])
+    tr = sd.solve("post-ln", n=6, beta=1.0, gamma0=0.0, t=[20.0])
+    assert eps == pytest.approx(float(tr.epsilon[-1]), rel=1e-6) and eps < 1e-15
+    assert abs((1.0 - gamma) - eps) > 0.5 * eps          # control: 1 - gamma has lost it
+    _, head, _ = _table(_cli(capsys, "simulate", "pre-ln", "--points", "2", "--seeds", "1")[1])
+    assert head == ["t", "gamma", "epsilon", "r", "min_cosine", "clusters"]
+
+
+def test_start_seeds_and_per_seed_rows(capsys):
+    base = ["simulate", "pre-ln", "--n", "5", "--d", "4", "--t-max", "2", "--points", "3"]
+    notes, head, rows = _table(_cli(capsys, *base, "--seeds", "4", "--per-seed")[1])
+    assert head[0] == "seed" and [r[0] for r in rows] == ["0"] * 3 + ["1"] * 3 + ["2"] * 3 + [
+        "3"] * 3
+    assert notes["start seed"] == "0..3" and "one per seed" in notes["rows"]
+    _, _, alone = _table(_cli(capsys, *base, "--seeds", "1", "--start-seed", "3")[1])
+    member3 = [r[1:] for r in rows if r[0] == "3"]
+    # seed 3 alone is member 3 of the batch (batched and single arithmetic may differ)
+    assert np.allclose(np.array(alone, float), np.array(member3, float), rtol=1e-9, atol=0)
+    _, _, other = _table(_cli(capsys, *base, "--seeds", "1", "--start-seed", "2")[1])
+    assert not np.allclose(np.array(other, float), np.array(member3, float))   # control
+    # the mean rows are the mean of the per-seed rows
+    _, _, mean = _table(_cli(capsys, *base, "--seeds", "4")[1])
+    per = np.array([r[1:] for r in rows], float).reshape(4, 3, -1)
+    assert np.allclose(np.array(mean, float)[:, 1], per[:, :, 1].mean(0), rtol=1e-12)
+
+
+def test_an_unseeded_noisy_run_prints_the_seed_that_reruns_it(capsys):
+    argv = ["simulate", "post-ln", "--kappa", "20", "--step", "0.1", "--t-max", "1",
+            "--n", "5", "--d", "3", "--seeds", "2"]
+    notes, _, rows = _table(_cli(capsys, *argv)[1])
+    notes2, _, rows2 = _table(_cli(capsys, *argv)[1])
+    assert notes["noise seed"] != notes2["noise seed"] and rows != rows2    # fresh entropy
+    again = _table(_cli(capsys, *argv, "--seed", notes["noise seed"])[1])[2]
+    assert again == rows                          # the printed seed gives the same table

@@ -57,6 +57,9 @@ def _short(value) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, (list, tuple)):
+        if len(value) > 2 and all(isinstance(v, int) for v in value) and \
+                list(value) == list(range(value[0], value[0] + len(value))):
+            return f"{value[0]}..{value[-1]}"          # consecutive seeds
         if len(value) > 4:
             return f"{len(value)} values in [{_short(min(value))}, {_short(max(value))}]"
         return "[" + ", ".join(_short(v) for v in value) + "]"

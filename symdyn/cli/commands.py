@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -131,25 +132,27 @@ def simulate_command(args) -> str:
     from ..studies.runs import batch_start
 
     times = _times(args)
-    n, d, seeds = (integer(getattr(args, k), f"--{k}", low)
-                   for k, low in (("n", 2), ("d", 1), ("seeds", 1)))
-    X0, w = batch_start(args.init, n, d, args.gamma0, seeds, args.weights)
+    n, d, seeds, first = (integer(getattr(args, k), f"--{k.replace('_', '-')}", low)
+                          for k, low in (("n", 2), ("d", 1), ("seeds", 1), ("start_seed", 0)))
+    X0, w = batch_start(args.init, n, d, args.gamma0, seeds, args.weights, first)
     s = _scheme_from(args)
     sim = simulate(s, X0, beta=args.beta, t=times, weights=w, step=args.step,
                    attention=args.attention, clock=args.clock,
                    dtype=np.dtype(args.precision).type, method=args.method,
                    mask=args.mask, kappa=args.kappa, seed=args.seed)
+    sim = replace(sim, provenance=sim.provenance.replace(
+        start=args.init + (f" (gamma0 = {args.gamma0:g})" if args.init == "equiangular" else ""),
+        start_seed=list(range(first, first + seeds))))
     if args.plot:
         from ..output.plot import save, simulation
 
-        given = {"d": d, "beta": args.beta, "init": args.init,
-                 "weights": args.weights}
-        save(simulation(sim, scheme=s, params=given).figure, args.plot)
+        save(simulation(sim, scheme=s).figure, args.plot)
     if getattr(args, "events", False):
         head = ["member", "kind", "t_before", "t_after", "parts", "into", "sizes", "leaders"]
         rows = [[str(e.row()[h]) for h in head] for e in sim.events]
         return "\n".join([",".join(head)] + [",".join(r) for r in rows])
-    return simulation_csv(sim, times, args.clock)
+    return simulation_csv(sim, args.clock, args.per_seed, radial=not getattr(s, "on_sphere", False),
+                          seeds=range(first, first + seeds))
 
 
 def table_command(args) -> str:

@@ -40,6 +40,7 @@ EXAMPLES = {
                  "symdyn simulate post-ln --init standard-gaussian --weights kaiming --step 0.1",
                  "symdyn simulate peri-ln --t-max 20 --points 41 --plot peri.png",
                  "symdyn simulate post-ln --mask causal --kappa 4 --seed 0 --step 0.05",
+                 "symdyn simulate pre-ln --seeds 2 --start-seed 7 --per-seed",
                  "symdyn simulate post-ln --n 32 --d 3 --beta 9 --t-max 1e6 --points 200 --events"],
     "table": ["symdyn table",
               "symdyn table --format latex --columns speed 'initial velocity' 'terminal law'",
@@ -226,8 +227,11 @@ def _times(p, required=False, t_max=None, points=11, help="number of output time
 
 
 def _add_simulate(sub) -> None:
-    m = _command(sub, "simulate", "simulate the n-particle system: a table of gamma, "
-                 "epsilon and the norm (mean over seeds) and, with --plot, a figure")
+    m = _command(sub, "simulate", "simulate the n-particle system: a CSV table of t, gamma, "
+                 "epsilon = 1 - gamma (full relative precision), r (the mean token norm, "
+                 "radial schemes), min_cosine and clusters, the mean over the seeds "
+                 "(--per-seed: a row per seed), under '# ' lines of what was run (scheme, "
+                 "parameters, seeds); with --plot, a figure")
     _scheme_arguments(m)
     m.add_argument("--n", type=int, default=16, help="number of tokens, >= 2")
     m.add_argument("--d", type=int, default=16, help="dimension of the tokens, >= 1")
@@ -239,7 +243,12 @@ def _add_simulate(sub) -> None:
                    help="Q, K, V: identity, or Kaiming-normal random matrices (seed 0)")
     m.add_argument("--step", type=float, help="run the layer rules with residual step h "
                                               "(default: the continuous dynamics)")
-    m.add_argument("--seeds", type=int, default=4, help="random starts, run as one batch")
+    m.add_argument("--seeds", type=int, default=4, help="random starts, run as one batch: "
+                   "seeds START_SEED .. START_SEED + SEEDS - 1, one a start")
+    m.add_argument("--start-seed", type=int, default=0,
+                   help="the seed of the first start, >= 0")
+    m.add_argument("--per-seed", action="store_true",
+                   help="a row per seed and time (led by its seed) instead of the mean")
     _times(m, t_max=10.0, points=None,
            help="number of output times, >= 2 (default: 11, or 101 with --plot)")
     m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf)")

@@ -6,6 +6,7 @@ Layer 4, output.
 from __future__ import annotations
 
 import mpmath
+import numpy as np
 
 
 def markdown_table(header, rows) -> str:
@@ -28,7 +29,7 @@ SOLVE_COLUMNS = ("t", "gamma", "epsilon", "log_epsilon", "gamma_dot", "r")
 
 
 def solve_rows(tr, members=None, digits: int = 17) -> tuple[list, list]:
-    """``(head, rows)``: a :class:`~symdyn.reduced.solver.Trajectory` as text, one
+    """``(head, rows)``: a :class:`~symdyn.reduced.solve_result.Trajectory` as text, one
     row per member and time. ``members`` (arrays of ``n``, ``beta``,
     ``gamma0``, one value per member) start each row; mpmath numbers keep
     ``digits`` digits, floats print as their ``repr``."""
@@ -43,17 +44,53 @@ def solve_rows(tr, members=None, digits: int = 17) -> tuple[list, list]:
     return head, rows
 
 
-def simulation_csv(sim, times, clock: str = "t") -> str:
-    """A :class:`~symdyn.particles.simulation.Simulation` over its batch as CSV:
-    per time, gamma's mean, min and max, the least cosine and the mean number
-    of clusters (``clock="log"``: the first column is ``tau``)."""
-    cols = ("t" if clock == "t" else "tau", "gamma_mean", "gamma_min", "gamma_max",
-            "min_cosine", "clusters_mean")
-    g = sim.gamma
-    rows = [[repr(float(times[k])), repr(float(g[:, k].mean())), repr(float(g[:, k].min())),
-             repr(float(g[:, k].max())), repr(float(sim.min_cosine[:, k].min())),
-             repr(float(sim.clusters[:, k].mean()))] for k in range(len(times))]
-    return "\n".join([",".join(cols)] + [",".join(r) for r in rows])
+def simulation_csv(sim, clock: str = "t", per_seed: bool = False, radial: bool = False,
+                   seeds=None) -> str:
+    """A :class:`~symdyn.particles.result.Simulation` as CSV under comment
+    lines (``# ...``) of its provenance and ``seeds`` (one per member).
+
+    Columns: ``t`` (``tau`` with ``clock="log"``), ``gamma``, ``epsilon``
+    (:math:`1 - \\gamma` from the deviations, at full relative precision),
+    ``r`` for a radial scheme (the mean token norm; ``log_r`` with the log
+    clock), ``min_cosine`` and ``clusters``; a row per time with the mean over
+    the members (``min_cosine`` their least), or with ``per_seed`` a row per
+    member and time, led by its ``seed``."""
+    t, K = sim.t, len(sim.t)
+    g, eps = (np.asarray(a, dtype=float).reshape(-1, K) for a in (sim.gamma, sim.epsilon))
+    cos = np.asarray(sim.min_cosine, dtype=float).reshape(-1, K)
+    clusters = np.asarray(sim.clusters).reshape(-1, K)
+    r = np.asarray(sim.r, dtype=float).reshape(len(g), -1, K).mean(axis=1)
+    seeds = list(range(len(g))) if seeds is None else list(seeds)
+    cols = ["t" if clock == "t" else "tau", "gamma", "epsilon"]
+    cols += [("r" if clock == "t" else "log_r")] if radial else []
+    cols += ["min_cosine", "clusters"]
+    p = sim.provenance
+    head = [f"# {k}: {v}" for k, v in (p.summary() if p else [])]
+    head.append("# rows: " + (f"one per seed and time (seeds {_seeds(seeds)})" if per_seed
+                              else f"the mean over {len(g)} seed{'s' * (len(g) > 1)} "
+                                   f"({_seeds(seeds)}) per time"
+                                   f"{' (min_cosine: their least)' if len(g) > 1 else ''}"))
+
+    def row(k, m):
+        pick = slice(None) if m is None else slice(m, m + 1)
+        vals = [t[k], g[pick, k].mean(), eps[pick, k].mean()]
+        vals += [r[pick, k].mean()] if radial else []
+        vals += [cos[pick, k].min()]
+        out = [repr(float(v)) for v in vals] + [repr(float(clusters[pick, k].mean()))
+                                                if m is None else str(int(clusters[m, k]))]
+        return ([str(seeds[m])] if m is not None else []) + out
+    rows = ([row(k, m) for m in range(len(g)) for k in range(K)] if per_seed
+            else [row(k, None) for k in range(K)])
+    return "\n".join(head + [",".join((["seed"] if per_seed else []) + cols)]
+                     + [",".join(x) for x in rows])
+
+
+def _seeds(seeds) -> str:
+    """``0..3`` for consecutive seeds, else the list."""
+    if len(seeds) > 2 and all(isinstance(s, int) for s in seeds) and \
+            seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}..{seeds[-1]}"
+    return ", ".join(str(s) for s in seeds)
 
 
 def distance_table(diagrams) -> str:

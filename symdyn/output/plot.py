@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.checks import shown
+from ..model.baseline import resolve as resolve_scheme
 from ..model.registry import SchemeLike
 from ..model.registry import schemes as builtin_names
 from .page import figure, finish, legend, save, wrap  # noqa: F401 (part of sd.plot)
@@ -331,14 +332,51 @@ def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 
     clock = getattr(sim, "clock", "t")
     ax.set(xlabel=r"$\tau = \log(1 + t)$" if clock == "log" else "depth $t$",
            ylabel=r"$\gamma(t)$ (mean over pairs)")
-    names = {"beta": r"\beta", "gamma0": r"\gamma_0"}
-    facts = [st["label"] if scheme is not None else "simulation",
-             f"$n = {np.shape(sim.r)[-2]}$", f"{len(g)} run{'s' if len(g) > 1 else ''}"]
-    facts += [f"${names.get(k, k)} = {v:g}$" if isinstance(v, (int, float)) else f"{k} {v}"
-              for k, v in (params or {}).items()]
     if fig.axes[0] is ax and len(fig.axes) == 1:
-        finish(fig, ", ".join(facts), ax)
+        finish(fig, ", ".join(title_facts(sim, scheme, st, len(g), params)), ax)
     return ax
+
+
+def title_facts(sim, scheme, st, runs, params=None) -> list[str]:
+    """What a simulation's title says, from its provenance
+    (:meth:`~symdyn.base.provenance.Provenance.changes`): the scheme with its
+    number parameters (DeepNorm's ``N`` even at its default), ``n``, the runs,
+    ``d``, ``beta``, the start and its seeds, then everything away from a
+    default (mask, ``kappa``, the noise's seed, the step and the layers it
+    makes, attention, weights, ablations); ``params`` add to or replace them."""
+    from ..model.registry import parameter_text, parameter_values
+
+    p = getattr(sim, "provenance", None)
+    name = st["label"] if scheme is not None else "simulation"
+    if scheme is not None and not parameter_values(resolve_scheme(scheme)):
+        shown_ = [f"${parameter_text(q, v, 'latex')}$"
+                  for q, v in parameter_values(resolve_scheme(scheme), every=True)]
+        name += f" ({', '.join(shown_)})" if shown_ else ""
+    given = {} if p is None else {"d": p.d, "beta": p.beta}
+    if p is not None and p.start is not None:
+        given["init"] = p.start + (f" (seed{'s' if runs > 1 else ''} {_seeds(p.start_seed)})"
+                                   if p.start_seed is not None else "")
+    given.update(params or {})
+    names = {"beta": r"\beta", "gamma0": r"\gamma_0", "kappa": r"\kappa"}
+    facts = [name, f"$n = {np.shape(sim.r)[-2]}$", f"{runs} run{'s' if runs > 1 else ''}"]
+    for k, v in [*given.items(), *([] if p is None else p.changes()[len(p.params):])]:
+        if k == "noise_seed":
+            facts.append(f"noise seed {v}" if len(str(v)) < 12 else    # drawn: its entropy
+                         f"noise seed {str(v)[:8]}... (drawn)")
+        elif k == "step":
+            facts.append(f"$h = {v:g}$ ({round(float(sim.t[-1]) / v):,} layers)")
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            facts.append(f"${names.get(k, k)} = {v:g}$")
+        elif v is not None and not isinstance(v, list):
+            facts.append(f"{k} {v}")
+    return facts
+
+
+def _seeds(seeds) -> str:
+    seeds = seeds if isinstance(seeds, list) else [seeds]
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(str(x) for x in seeds)
 
 
 @_styled

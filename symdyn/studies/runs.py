@@ -108,18 +108,22 @@ def simulated_check(s, params, L, n, d, beta, gamma0, attention, seed) -> dict:
     return out
 
 
-def batch_start(start: str, n: int, d: int, gamma0: float, seeds: int, weight: str):
-    """``(X0, weights)`` of one batch of ``seeds`` starts drawn from seed 0 (the
-    command line's ``simulate``): ``start`` ``"sphere"``, ``"standard-gaussian"``
-    (``N(0, I_d)``, Theorem 3.1's start: norms near ``sqrt(d)``), ``"gaussian"``
-    (``N(0, I_d/d)``: norms near 1) or ``"equiangular"`` (cosine ``gamma0``);
-    ``weight`` ``"identity"`` (``None``) or ``"kaiming"`` (seed 0)."""
-    if start == "equiangular":
-        X0 = init.equiangular(n, d, gamma0, batch=seeds, seed=0)
-    elif start == "standard-gaussian":
-        X0 = init.gaussian(n, d, scale=1.0, batch=seeds, seed=0)
-    elif start == "gaussian":
-        X0 = init.gaussian(n, d, scale=d**-0.5, batch=seeds, seed=0)
-    else:
-        X0 = init.sphere(n, d, batch=seeds, seed=0)
-    return X0, (weights.kaiming(d, seed=0) if weight == "kaiming" else None)
+def batch_start(start: str, n: int, d: int, gamma0: float, seeds: int, weight: str,
+                start_seed: int = 0):
+    """``(X0, weights)`` of one batch of ``seeds`` starts (the command line's
+    ``simulate``), member ``m`` drawn from seed ``start_seed + m`` alone (so
+    ``--seeds 1 --start-seed 3`` is member 3 of ``--seeds 4``): ``start``
+    ``"sphere"``, ``"standard-gaussian"`` (``N(0, I_d)``, Theorem 3.1's start:
+    norms near ``sqrt(d)``), ``"gaussian"`` (``N(0, I_d/d)``: norms near 1) or
+    ``"equiangular"`` (cosine ``gamma0``); ``weight`` ``"identity"``
+    (``None``) or ``"kaiming"`` (simulate's name for Kaiming weights of seed 0)."""
+    def one(seed):
+        if start == "equiangular":
+            return init.equiangular(n, d, gamma0, seed=seed)
+        if start == "standard-gaussian":
+            return init.gaussian(n, d, scale=1.0, seed=seed)
+        if start == "gaussian":
+            return init.gaussian(n, d, scale=d**-0.5, seed=seed)
+        return init.sphere(n, d, seed=seed)
+    X0 = np.stack([one(start_seed + m) for m in range(seeds)])
+    return X0, ("kaiming" if weight == "kaiming" else None)
