@@ -16,7 +16,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 #: parameters, the corpus sentences and a seed, rerun two models: no cheap widget)
 WITH_WIDGETS = ["compare_schemes", "invent_a_scheme", "ngpt_alpha_schedule",
                 "design_a_schedule", "random_weights", "long_context", "long_horizons",
-                "causal_clusters", "mean_field", "sweeps_phase_diagram"]
+                "causal_clusters", "mean_field", "sweeps_phase_diagram", "metastability"]
 
 
 def draw(ax, k, kind):
