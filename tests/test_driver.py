@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from symdyn.ode import dop853, events, methods, rosenbrock
+from symdyn.ode import control, dop853, events, methods, rosenbrock
 from symdyn.ode.events import Event
 from symdyn.ode.integrate import integrate
 
@@ -35,7 +35,7 @@ def _local_errors(method, hs, t0=0.3):
         fy = _decay(t, y)
         if method is methods.DOP853:
             K = np.empty((dop853.N_EXTENDED, 1, 1))
-            y1 = method.step(_decay, t, y, fy, hh, t + hh, (), K)
+            y1 = method.step(_decay, t, y, fy, hh, t + hh, (), K).y_new
         else:
             J = -np.cos(t)[:, None, None]
             ft = (y * np.sin(t)[:, None])
@@ -75,8 +75,8 @@ def test_order_sees_a_wrong_ros34pw2_weight(monkeypatch):
 def _estimate(h, E5=None):
     t, y, hh = np.array([0.3]), np.array([[_exact(0.3)]]), np.array([h])
     K = np.empty((dop853.N_EXTENDED, 1, 1))
-    methods.DOP853.step(_decay, t, y, _decay(t, y), hh, t + hh, (), K)
-    return methods.DOP853.error(K, hh, np.ones((1, 1)))[0]
+    done = methods.DOP853.step(_decay, t, y, _decay(t, y), hh, t + hh, (), K)
+    return methods.DOP853.error(done, hh, np.ones((1, 1)))[0]
 
 
 def test_error_estimate_shrinks_as_h_to_the_eighth():
@@ -103,13 +103,14 @@ def test_a_step_above_the_tolerance_is_rejected_and_shrinks():
     err = np.array([3.0, 0.5, 1e-12, 1e-6, np.nan])
     finite = np.array([True, True, True, True, False])
     after = np.array([False, False, False, True, False])
-    accept, factor = methods.step_factor(err, finite, after, np.zeros(5))
+    accept, factor = control.DEFAULT.factor(err, finite, after, np.zeros(5),
+                                           methods.DOP853.exponent)
     assert accept.tolist() == [False, True, True, True, False]
     assert factor[0] == pytest.approx(0.9 * 3.0 ** (-1 / 8))          # shrinks
     assert factor[1] == pytest.approx(0.9 * 0.5 ** (-1 / 8))          # grows
-    assert factor[2] == methods.MAX_FACTOR                            # at most 10x
+    assert factor[2] == control.DEFAULT.factor_max                            # at most 10x
     assert factor[3] == 1.0                     # no growth right after a rejection
-    assert factor[4] == methods.MIN_FACTOR      # non-finite: 5x smaller
+    assert factor[4] == control.DEFAULT.factor_min      # non-finite: 5x smaller
 
 
 def test_rejections_near_an_undeclared_kink_keep_the_tolerance():

@@ -1,5 +1,6 @@
 """symdyn.ode.integrate: the batched DOP853 integrator, against scipy and closed forms."""
 
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from scipy.special import exp1, expi
 import symdyn as sd
 import symdyn.reduced.problem as problem_module
 import symdyn.reduced.solver as solve_module
-from symdyn.ode import dop853, methods
+from symdyn.ode import control, dop853, methods
 from symdyn.ode import integrate as integ
 
 # --------------------------------------------------------------------------
@@ -39,7 +40,7 @@ def _fixed_step_error(n_steps, T=2.0):
     h = np.full(1, T / n_steps)
     K = np.empty((dop853.N_STAGES + 1, 1, 2))
     for _ in range(n_steps):
-        y = integ.dop853_step(_rotation, t, y, _rotation(t, y), h, t + h, (), K)
+        y = methods.dop853_step(_rotation, t, y, _rotation(t, y), h, t + h, (), K)
         t = t + h
     return np.abs(y[0] - [np.cos(T), -np.sin(T)]).max()
 
@@ -71,9 +72,9 @@ def _estimate_over_true(h):
         return y * np.cos(t)[:, None]
     t, y, hh = np.array([0.3]), np.array([[1.0]]), np.array([h])
     K = np.empty((dop853.N_STAGES + 1, 1, 1))
-    y_new = integ.dop853_step(f, t, y, f(t, y), hh, t + hh, (), K)
+    y_new = methods.dop853_step(f, t, y, f(t, y), hh, t + hh, (), K)
     true = abs(y_new[0, 0] - np.exp(np.sin(0.3 + h) - np.sin(0.3)))
-    return integ.error_norm(K, hh, np.ones((1, 1)))[0] / true
+    return methods.error_norm(K, hh, np.ones((1, 1)))[0] / true
 
 
 def test_error_estimate_tracks_the_true_local_error():
@@ -103,7 +104,7 @@ def _evaluation_logs(rtol=1e-8, atol=1e-10, T=10.0):
         # the error estimate cancels ~6 digits when err << 1, so the order of
         # its sums matters; both use ours (checked against scipy's below)
         def _estimate_error_norm(self, K, h, scale):
-            return float(integ.error_norm(K[:, None, :], np.array([abs(h)]), scale[None])[0])
+            return float(methods.error_norm(K[:, None, :], np.array([abs(h)]), scale[None])[0])
 
     theirs, ours = [], []
 
@@ -136,7 +137,7 @@ def test_one_member_follows_scipy_step_for_step():
 
 
 def test_step_for_step_test_sees_a_different_controller(monkeypatch):
-    monkeypatch.setattr(methods, "SAFETY", 0.91)
+    monkeypatch.setattr(control, "DEFAULT", replace(control.DEFAULT, safety=0.91))
     theirs, ours, _, _ = _evaluation_logs()
     assert theirs.shape != ours.shape or not np.allclose(ours[:, 0], theirs[:, 0],
                                                            rtol=1e-7, atol=0)
@@ -146,7 +147,7 @@ def test_error_norm_equals_scipys():
     rng = np.random.default_rng(0)
     K, scale, h = rng.normal(size=(13, 3)), rng.uniform(0.5, 2, 3), 0.3
     ref = DOP853(lambda t, y: y, 0.0, np.ones(3), 1.0)._estimate_error_norm(K, h, scale)
-    ours = integ.error_norm(K[:, None, :], np.array([h]), scale[None])[0]
+    ours = methods.error_norm(K[:, None, :], np.array([h]), scale[None])[0]
     assert ours == pytest.approx(ref, rel=1e-14)
 
 
@@ -155,7 +156,7 @@ def test_initial_step_equals_scipys():
     y0, rtol, atol = np.array([1.0, 0.0]), 1e-8, 1e-10
     f0 = _forced_pendulum(0.0, y0)
     ref = select_initial_step(_forced_pendulum, 0.0, y0, 10.0, np.inf, f0, 1, 7, rtol, atol)
-    ours = integ.initial_step(lambda t, y, phase: _forced_pendulum(t[0], y[0])[None],
+    ours = methods.initial_step(lambda t, y, phase: _forced_pendulum(t[0], y[0])[None],
                               y0[None], f0[None], (np.zeros(1, int),), rtol, atol, 10.0)
     assert ours[0] == pytest.approx(ref, rel=1e-15)
 
@@ -169,13 +170,14 @@ def test_step_factor_rules():
     finite = np.array([True, True, True, True, True, False, True])
     after_rejection = np.array([False, False, False, False, True, False, False])
     predicted = np.array([0, 0, 0, 0, 0, 0, 1e3])
-    accept, factor = integ.step_factor(err, finite, after_rejection, predicted)
+    accept, factor = control.DEFAULT.factor(err, finite, after_rejection, predicted,
+                                           methods.DOP853.exponent)
     assert accept.tolist() == [True, True, True, False, True, False, True]
-    assert factor[0] == factor[1] == integ.MAX_FACTOR
+    assert factor[0] == factor[1] == control.DEFAULT.factor_max
     assert factor[2] == pytest.approx(0.9 * 0.5 ** (-1 / 8))
     assert factor[3] == pytest.approx(0.9 * 3.0 ** (-1 / 8))
     assert factor[4] == 1.0                       # no growth right after a rejection
-    assert factor[5] == integ.MIN_FACTOR          # non-finite: shrink 5x
+    assert factor[5] == control.DEFAULT.factor_min          # non-finite: shrink 5x
     assert factor[6] == pytest.approx(0.9 * 100.0 ** (-1 / 8))   # the floor
 
 
@@ -191,8 +193,20 @@ def test_blow_up_fails_at_its_singularity_and_spares_the_others():
     sol = integ.integrate(_blow_up, [0.5, 2.0], [[1.0], [0.1]], rtol=1e-8, atol=1e-10)
     assert not sol.success
     assert "1 member(s), first #0 at t = 1" in sol.message and "1e-14" in sol.message
+    assert sol.status is integ.Status.STEP_TOO_SMALL
     assert sol.y[0, 0, 0] == pytest.approx(2.0, rel=1e-8)
     assert sol.y[1, 1, 0] == pytest.approx(0.1 / (1 - 0.2), rel=1e-8)   # 1/(10 - t)
+
+
+def test_the_failure_message_reads_the_controllers_minimum():
+    coarse = replace(control.DEFAULT, min_relative_step=1e-9)
+    sol = integ.integrate(_blow_up, [0.5, 2.0], [[1.0]], rtol=1e-8, atol=1e-10,
+                          controller=coarse)
+    assert "below 1e-09 t" in sol.message and "1e-14" not in sol.message
+    # it gives up sooner, farther from the singularity at t = 1 (control: 1e-14)
+    fine = integ.integrate(_blow_up, [0.5, 2.0], [[1.0]], rtol=1e-8, atol=1e-10)
+    assert sol.status is fine.status is integ.Status.STEP_TOO_SMALL
+    assert sol.nsteps[0] < fine.nsteps[0]
 
 
 def test_non_finite_right_hand_side_fails():
@@ -206,8 +220,9 @@ def test_too_many_steps_fail():
     sol = integ.integrate(_rotation, [100.0], [[1.0, 0.0]], rtol=1e-10, atol=1e-12,
                           max_steps=20)
     assert not sol.success and "more than 20 steps" in sol.message
-    assert integ.integrate(_rotation, [100.0], [[1.0, 0.0]], rtol=1e-10,
-                           atol=1e-12).success
+    assert sol.status is integ.Status.MAX_STEPS
+    ok = integ.integrate(_rotation, [100.0], [[1.0, 0.0]], rtol=1e-10, atol=1e-12)
+    assert ok.success and ok.status is integ.Status.SUCCESS
 
 
 def test_solve_turns_a_failure_into_arithmetic_error(monkeypatch):
@@ -304,7 +319,7 @@ def test_issue_16_member_and_a_random_grid_within_1e_9():
 
 
 def test_without_the_floor_members_slip(monkeypatch):
-    monkeypatch.setattr(methods, "ESTIMATE_FLOOR", 0.0)
+    monkeypatch.setattr(control, "DEFAULT", replace(control.DEFAULT, estimate_floor=0.0))
     assert _post_ln_error(SLIPPING["n"], SLIPPING["beta"]).min() > 1e-9
 
 
@@ -315,9 +330,9 @@ def test_scipy_dop853_slips_where_the_floor_holds():
     def rhs(t, y):
         eps = np.exp(y[0])
         return [f_u(t, eps, y[1], n, beta), f_r(t, eps, y[1], n, beta)]
-    u_atol = float(solve_module._u_atol(np.array(1.0), np.array(n), 1e-11))
+    u_atol = float(problem_module.u_atol(np.array(1.0), np.array(n), 1e-11))
     ref = solve_ivp(rhs, (0, 20), [0.0, 1.0], method="DOP853",
-                    rtol=[solve_module._U_RTOL, 1e-11], atol=[u_atol, 1e-12])
+                    rtol=[problem_module.U_RTOL, 1e-11], atol=[u_atol, 1e-12])
     exact = _post_ln_log_epsilon(20.0, np.array(n), np.array(beta))
     assert abs(np.expm1(ref.y[0, -1] - exact)) > 1e-9
     assert _post_ln_error(np.array(n), np.array(beta)) < 1e-10

@@ -2,13 +2,16 @@
 method as the batched integrator; it agrees with it and with mpmath, and
 hands failures to the batched path."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import symdyn as sd
 import symdyn.ode.scalar as scalar
 import symdyn.reduced.solver as solve_module
-from symdyn.ode import dop853
+from symdyn.ode import control, dop853, methods
+from symdyn.ode.integrate import integrate
 
 CASES = [(name, att) for name in sd.schemes() for att in ("softmax", "unnormalized")]
 
@@ -73,9 +76,53 @@ def test_a_refused_law_is_reported_by_the_batched_path():
 def test_a_law_math_cannot_evaluate_goes_to_the_batched_path():
     import sympy as sp
 
-    from symdyn.model.registry import Scheme
+    from symdyn.model.scheme import Scheme
     from symdyn.model.symbols import A_norm, t
     s = Scheme("signed", A_norm * (2 + sp.sign(sp.sin(t))), sp.Integer(0), sp.oo)
     one = sd.solve(s, n=8, beta=1.0, gamma0=0.0, t=[3.0])
     two = sd.solve(s, n=[8, 9], beta=1.0, gamma0=0.0, t=[3.0])
     assert abs(one.log_epsilon[0] - two.log_epsilon[0, 0]) < 1e-12
+
+
+# --------------------------------------------------------------------------
+# one controller for both paths
+# --------------------------------------------------------------------------
+
+def _duffing(t, y, phase):
+    """y'' = -y - 0.3 y' - y^3 + 0.5 t/(1 + t): + - * / only (both paths round alike)."""
+    if isinstance(y, list):
+        return [y[1], -y[0] - 0.3 * y[1] - y[0] * y[0] * y[0] + 0.5 * t / (1 + t)]
+    return np.stack([y[:, 1], -y[:, 0] - 0.3 * y[:, 1] - y[:, 0] * y[:, 0] * y[:, 0]
+                     + 0.5 * t / (1 + t)], axis=1)
+
+
+def _both(one_controller, batch_controller=None):
+    """The member (1, 0) alone on the scalar path and in a batch of two."""
+    T, rtol, atol = [0.5, 7.0, 30.0], 1e-9, 1e-12
+    y0 = np.array([[1.0, 0.0], [0.3, 2.0]])
+    phase = np.zeros(1, dtype=int)
+    h0 = methods.initial_step(_duffing, y0[:1], _duffing(np.zeros(1), y0[:1], phase), (phase,),
+                              rtol, atol, T[-1])
+    one = scalar.integrate_one(_duffing, T, [1.0, 0.0], float(h0[0]), rtol=[rtol] * 2,
+                               atol=[atol] * 2, controller=one_controller)
+    batch = integrate(_duffing, T, y0, rtol=rtol, atol=atol,
+                      controller=one_controller if batch_controller is None
+                      else batch_controller)
+    return one, batch
+
+
+def test_a_changed_controller_changes_both_paths_alike():
+    base_one, base_batch = _both(control.DEFAULT)
+    one, batch = _both(replace(control.DEFAULT, safety=0.8))
+    assert np.array_equal(base_one.states, base_batch.y[0])
+    assert base_one.nsteps == base_batch.nsteps[0]
+    assert np.array_equal(one.states, batch.y[0]) and one.nsteps == batch.nsteps[0]
+    assert one.nsteps > base_one.nsteps          # a smaller safety: more, shorter steps
+    # both within the tolerance of each other (an independent check of the field)
+    np.testing.assert_allclose(one.states, base_one.states, rtol=1e-7, atol=1e-9)
+
+
+def test_control_a_controller_changed_in_one_path_only_shows():
+    one, batch = _both(replace(control.DEFAULT, safety=0.8), control.DEFAULT)
+    assert one.nsteps != batch.nsteps[0]
+    assert not np.array_equal(one.states, batch.y[0])

@@ -35,48 +35,39 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..base.arithmetic import power
 from ..base.checks import finite_array, shown
 from . import dop853
+from .attempt import Attempt, take
+from .control import controller_or_default
 from .events import check as check_events
 from .events import crossed
 from .events import locate as locate_root
 from .events import values as event_values
-from .methods import (  # noqa: F401  (the driver's methods, importable here as before)
-    E3_WEIGHT,
-    ERROR_EXPONENT,
-    ESTIMATE_FLOOR,
-    FALLBACK_STEP,
-    MAX_FACTOR,
-    MIN_FACTOR,
-    MIN_RELATIVE_STEP,
-    SAFETY,
-    _combine,
-    _dop853,
-    _error,
-    dense_coefficients,
-    dop853_step,
-    error_norm,
-    initial_step,
-    interpolate,
-    stage_sums_workspace,
-    step_factor,
-)
+from .methods import DOP853, initial_step, stage_sums_workspace
 from .outputs import _land, _Output, _restart, _serve_ends, _Stops, read
 from .stiffness import Methods
 
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
 
-_S = dop853.N_STAGES
+
+
+class Status(enum.Enum):
+    """How an integration ended (beside its message)."""
+
+    SUCCESS = "integration successful"
+    STEP_TOO_SMALL = "a member's step fell below the controller's minimum"
+    MAX_STEPS = "a member needed more than max_steps steps"
 
 
 @dataclass
 class BatchSolution:
-    """``y[m, k, :]``: member ``m`` at output time ``k``."""
+    """``y[m, k, :]``: member ``m`` at output time ``k``; ``status`` a
+    :class:`Status` (``SUCCESS`` when ``success``, the default then)."""
 
     y: np.ndarray
     nfev: int
@@ -86,6 +77,15 @@ class BatchSolution:
     stiff_steps: np.ndarray | None = None     # Rosenbrock-W steps per member
     t_events: np.ndarray | None = None        # (M, events): first root, NaN if none
     y_events: np.ndarray | None = None        # (M, events, dim): the state there
+    status: Status | None = None
+
+    def __post_init__(self):
+        if self.status is None:
+            if not self.success:
+                raise ValueError("status: required for a failed integration")
+            self.status = Status.SUCCESS
+        if self.success != (self.status is Status.SUCCESS):
+            raise ValueError(f"status: {self.status} contradicts success={self.success}")
 
 
 def _check(t_out, y0, rtol, atol):
@@ -103,7 +103,7 @@ def _check(t_out, y0, rtol, atol):
 
 def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
               max_steps=200_000, project=None, record=None,
-              refresh=None, stiff=False, events=None) -> BatchSolution:
+              refresh=None, stiff=False, events=None, controller=None) -> BatchSolution:
     """Integrate ``dy/dt = f(t, y, phase, *args)`` from ``t = 0`` for every member.
 
     Parameters
@@ -160,14 +160,18 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         ``BatchSolution.t_events`` (NaN where none) and ``y_events``; a
         terminal event stops its member there (later outputs stay NaN).
         Not with ``stiff=True``.
+    controller : Controller, optional
+        The step-size controller (:class:`symdyn.ode.control.Controller`);
+        default :data:`symdyn.ode.control.DEFAULT`.
 
     Returns
     -------
     BatchSolution
-        ``success`` is False (and ``message`` names the first failed member)
-        when a member's step falls below ``1e-14 max(1, |t|)`` (a non-finite,
-        stiff or blowing-up right-hand side) or it needs ``max_steps``
-        steps; bad ``t_out``, ``rtol``, ``atol`` raise ``ValueError``.
+        ``success`` is False (``status`` says why, ``message`` names the first
+        failed member) when a member's step falls below the controller's
+        ``min_relative_step`` times ``max(1, |t|)`` (a non-finite, stiff or
+        blowing-up right-hand side) or it needs ``max_steps`` steps; bad
+        ``t_out``, ``rtol``, ``atol`` raise ``ValueError``.
     """
     t_out, y0, rtol, atol = _check(t_out, y0, rtol, atol)
     max_steps = _count(max_steps)
@@ -176,7 +180,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         raise ValueError("events: not with stiff=True (Rosenbrock steps have no dense "
                          "output to locate them on)")
     return _Driver(f, t_out, y0, args, rtol, atol, breakpoints, project, record, refresh,
-                   stiff, events).run(max_steps)
+                   stiff, events, controller_or_default(controller)).run(max_steps)
 
 
 def _count(max_steps):
@@ -192,8 +196,9 @@ class _Driver:
     and the events' values."""
 
     def __init__(self, f, t_out, y0, args, rtol, atol, breakpoints, project, record,
-                 refresh, stiff, events):
+                 refresh, stiff, events, control):
         M, dim = y0.shape
+        self.control = control
         self.f, self.t_out, self.args, self.rtol, self.atol = f, t_out, tuple(args), rtol, atol
         self.project, self.refresh, self.events = project, refresh, events
         self.stops = stops = _Stops.build(t_out, breakpoints)
@@ -227,12 +232,15 @@ class _Driver:
         ev = (self.t_events, self.y_events) if self.events else (None, None)
         if failed.any():
             m = int(np.flatnonzero(failed)[0])
-            why = ("step size fell below 1e-14 t (non-finite or stiff right-hand side)"
-                   if nsteps[m] < max_steps else f"more than {max_steps} steps")
+            status = Status.STEP_TOO_SMALL if nsteps[m] < max_steps else Status.MAX_STEPS
+            why = (f"step size fell below {self.control.min_relative_step:g} t (non-finite "
+                   "or stiff right-hand side)" if status is Status.STEP_TOO_SMALL
+                   else f"more than {max_steps} steps")
             return BatchSolution(self.out.y, self.nfev, nsteps, False,
                                  f"integration failed for {failed.sum()} member(s), "
-                                 f"first #{m} at t = {t[m]:.6g}: {why}", mode.stiff_steps, *ev)
-        return BatchSolution(self.out.y, self.nfev, nsteps, True, "integration successful",
+                                 f"first #{m} at t = {t[m]:.6g}: {why}", mode.stiff_steps, *ev,
+                                 status=status)
+        return BatchSolution(self.out.y, self.nfev, nsteps, True, Status.SUCCESS.value,
                              mode.stiff_steps, *ev)
 
     def sweep(self, max_steps):
@@ -250,26 +258,23 @@ class _Driver:
         clipped = step >= target - ta
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
-            y_new, f_new, err, Ka, lam, cost = _step(
-                self.f, mode, active, sel, ta, ya, fa, step, t_new, arga, self.K, self.atol,
-                self.rtol, self.dims, rejected, self.work)
-            ratio = step / self.last_h[sel]
-            old = last_err[sel]
-            predicted = np.where(old > 0, old * power(ratio, -1 / ERROR_EXPONENT), 0.0)
+            y_new, f_new, err, Ka, lam, cost = take(self.f, mode, Attempt(
+                active=active, sel=sel, t=ta, y=ya, fy=fa, h=step, t_new=t_new, args=arga,
+                after_rejection=rejected), self.K, self.work, self.atol, self.rtol, self.dims)
+            predicted = self.control.predicted(last_err[sel], step / self.last_h[sel],
+                                               DOP853.exponent)
         self.nfev += cost
         finite = (np.isfinite(y_new).all(axis=1) & np.isfinite(f_new).all(axis=1)
                   & np.isfinite(err))
-        accept, factor = step_factor(err, finite, rejected, predicted, mode.exponent(active))
-        new_h = step * factor
-        # A step shortened to land on a stop does not shrink the next proposal.
-        new_h = np.where(accept & clipped, np.maximum(new_h, h_a), new_h)
+        accept, new_h = self.control.next_step(step, h_a, err, finite, clipped, rejected,
+                                               predicted, mode.exponent(active))
         self.rejected[sel] = ~accept
         ex = mode.explicit
         keep = accept & ~clipped & (ex if isinstance(ex, np.ndarray) else True)
         if keep.any():
             at = keep if sel is not active else active[keep]
             last_err[at], self.last_h[at] = err[keep], step[keep]
-        too_small = new_h < MIN_RELATIVE_STEP * np.maximum(1.0, np.abs(ta))
+        too_small = self.control.too_small(new_h, ta)
         self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time,
                      mode.edge(active, step, lam))
         mode.switch(active, accept & ~clipped, step, new_h, last_err, lam)
@@ -331,9 +336,9 @@ class _Driver:
         def rows(x):
             return x[ex][pe]
         with np.errstate(all="ignore"):
-            F = dense_coefficients(self.f, rows(ta), rows(ya), rows(step), rows(y_new),
-                                   tuple(rows(a) for a in arga),
-                                   Ka if pe.size == Ka.shape[1] else Ka[:, pe])
+            F = DOP853.dense(self.f, rows(ta), rows(ya), rows(step), rows(y_new),
+                             tuple(rows(a) for a in arga),
+                             Ka if pe.size == Ka.shape[1] else Ka[:, pe])
         self.nfev += 3
         return F
 
@@ -361,8 +366,8 @@ class _Driver:
         q, mq = p[rows], m[rows]
         if F is None:
             with np.errstate(all="ignore"):
-                F = dense_coefficients(self.f, ta[q], ya[q], step[q], y_new[q],
-                                       tuple(a[q] for a in arga), Ka[:, q])
+                F = DOP853.dense(self.f, ta[q], ya[q], step[q], y_new[q],
+                                 tuple(a[q] for a in arga), Ka[:, q])
             self.nfev += 3
         else:                       # events: no stiff members, F's rows are p's
             F = [c[rows] for c in F]
@@ -371,7 +376,7 @@ class _Driver:
         for j, e in enumerate(events):
             r = np.flatnonzero(hit[rows, j])
             tr, yr = locate_root(e.g, ta[q[r]], ya[q[r]], step[q[r]], [c[r] for c in F],
-                                 interpolate, tuple(a[q[r]] for a in arga[1:]),
+                                 DOP853.interpolate, tuple(a[q[r]] for a in arga[1:]),
                                  g_old[rows[r], j])
             self.t_events[mq[r], j], self.y_events[mq[r], j] = tr, yr
             if e.terminal:
@@ -395,51 +400,3 @@ class _Driver:
             self.mode.renew(due[changed])
             self.nfev += _restart(self.f, self.args, self.stops, due[changed], self.t,
                                   self.y, self.fy, self.last_err)
-
-
-def _step(f, mode, active, sel, ta, ya, fa, step, t_new, arga, K, atol, rtol, dims,
-          after_rejection, work=None):
-    """One step of every active member: DOP853 for the explicit ones (and
-    Hairer's :math:`h\\lambda` of each, for the switch), ROS34PW2 for the
-    stiff ones. Returns ``y_new``, ``f(t_new, y_new)``, the error norms, the
-    DOP853 stages, :math:`h\\lambda` and the evaluations spent. ``sel``:
-    the active members as an index, or a slice when all are."""
-    if isinstance(mode.explicit, slice):        # every member explicit: no gathers
-        Ka = K[:, : len(active)]
-        y_new, sum5, sum3, y_last = _dop853(f, ta, ya, fa, step, t_new, arga, Ka, work)
-        f_new = Ka[_S].copy()
-        scale = atol[sel] + rtol * np.maximum(np.abs(ya), np.abs(y_new))
-        err = _error(sum5, sum3, step, scale, dims[sel])
-        lam = _stiffness(Ka, step, y_new, y_last) if mode.enabled else None
-        return y_new, f_new, err, Ka, lam, _S
-    e = np.flatnonzero(mode.explicit)
-    s = np.flatnonzero(~mode.explicit)
-    y_new, f_new = np.empty_like(ya), np.empty_like(ya)
-    err, lam = np.empty(len(active)), np.zeros(len(active))
-    Ka, cost = K[:, : len(active) - s.size], 0
-    if len(active) - s.size:
-        sub = tuple(a[e] for a in arga)
-        y_new[e], sum5, sum3, y_last = _dop853(f, ta[e], ya[e], fa[e], step[e], t_new[e],
-                                               sub, Ka, work)
-        f_new[e] = Ka[_S]
-        scale = atol[active[e]] + rtol * np.maximum(np.abs(ya[e]), np.abs(y_new[e]))
-        err[e] = _error(sum5, sum3, step[e], scale, dims[active[e]])
-        if mode.enabled:
-            lam[e] = _stiffness(Ka, step[e], y_new[e], y_last)
-        cost += _S
-    if s.size:
-        y_new[s], err[s], f_new[s], c = mode.stiff_step(
-            f, active[s], ta[s], ya[s], fa[s], step[s], t_new[s], tuple(a[s] for a in arga),
-            atol[active[s]], rtol, dims[active[s]], after_rejection[s])
-        cost += c
-    return y_new, f_new, err, Ka, lam, cost
-
-
-def _stiffness(Ka, step, y_new, y_last):
-    """Hairer's :math:`h\\lambda` (``y_last``: the last stage's point, also at
-    ``t + h``)."""
-    return step * np.sqrt(_sq(Ka[_S] - Ka[_S - 1]) / _sq(y_new - y_last))
-
-
-def _sq(x):
-    return np.einsum("mi,mi->m", x, x)

@@ -12,16 +12,12 @@ estimate and a step, and the step-size controller they share.
 * :data:`EXTRAPOLATION`: Gragg-Bulirsch-Stoer extrapolation in mpmath
   (:mod:`symdyn.ode.extrapolation`), one member at a time.
 
-The controller (:func:`step_factor`) rescales a step by
-:math:`0.9\,\mathrm{err}^{-1/(q+1)}` (``q`` the order of the error
-estimate), clipped to ``[0.2, 10]``, as ``scipy.integrate.DOP853`` (no growth
-right after a rejection included) with one deliberate addition,
-:data:`ESTIMATE_FLOOR`: the error estimate of a one-dimensional problem (or
-of a system with one dominant component) passes through zero now and then;
-without the floor the next step grows 3-4x on that accident and the
-estimator, outside its asymptotic range, then accepts a step whose true
-error is 10^4-10^6 times the tolerance (scipy's DOP853 does so for about 1 in
-10^4 members of the Post-LN grid of ``benchmarks/solve.py``).
+Each is a :class:`Method`: the contract the driver dispatches through (as
+scipy's ``OdeSolver._step_impl`` and ``_dense_output_impl``): ``step``, the
+error of a step (``error``, 1 at the tolerance), the continuous extension
+(``dense``, ``interpolate``; DOP853 only) and the controller's
+``exponent``. The methods never see the step-size controller
+(:class:`symdyn.ode.control.Controller`), which sees only their errors.
 
 The driver that owns the loop is :func:`symdyn.ode.integrate.integrate`.
 
@@ -30,22 +26,13 @@ Layer 1, ode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from ..base.arithmetic import power
 from . import dop853, extrapolation, rosenbrock
+from .control import dop853_norm
 
-SAFETY = 0.9          # aim at err = 0.9**8 ~ 0.43, not at the edge err = 1
-MIN_FACTOR = 0.2      # a step shrinks at most 5x per attempt ...
-MAX_FACTOR = 10.0     # ... and grows at most 10x
-ERROR_EXPONENT = -1.0 / (dop853.ERROR_ORDER + 1)   # err ~ h**8
-E3_WEIGHT = 0.01      # weight of the 3rd-order estimate in the error norm
-# An accepted step's err counts as at least this fraction of the err that the
-# previous accepted step predicts for it, err_prev * (h / h_prev)**8.
-ESTIMATE_FLOOR = 0.1
-MIN_RELATIVE_STEP = 1e-14    # below 1e-14 * max(1, |t|) a member fails
 FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
 
 _S = dop853.N_STAGES
@@ -95,7 +82,7 @@ def initial_step(f, y, fy, args, rtol, atol, t_end):
         d2 = _rms((f1 - fy) / scale) / h0
         big = np.maximum(d1, d2)
         h1 = np.where(big <= 1e-15, np.maximum(FALLBACK_STEP, h0 * 1e-3),
-                      (0.01 / np.maximum(big, 1e-300)) ** -ERROR_EXPONENT)
+                      (0.01 / np.maximum(big, 1e-300)) ** (1 / (dop853.ERROR_ORDER + 1)))
         h = np.minimum(np.minimum(100 * h0, h1), t_end)
     return np.where(np.isfinite(h) & (h > 0), h, FALLBACK_STEP)
 
@@ -213,43 +200,12 @@ def _fused(f, t, y, fy, h, t_new, args, K, work=None):
 
 
 def error_norm(K, h, scale, dims=None):
-    """The DOP853 error of a step, 1 at the tolerance (Hairer's ``dop853.f``).
-
-    With :math:`e_5 = \\sum_j e^{(5)}_j k_j / \\mathrm{scale}`, :math:`e_3`
-    alike: :math:`h\\,|e_5|^2 / \\sqrt{\\dim\\,(|e_5|^2 + 0.01\\,|e_3|^2)}`;
-    ``dims`` (per member, default all components) counts the components that
-    move (frozen ones add nothing to the sums and are not averaged over).
-    """
+    """The DOP853 error of a step from its stages ``K``, 1 at the tolerance
+    (:func:`symdyn.ode.control.dop853_norm`; ``dims`` per member, default all
+    components)."""
     tmp = np.empty_like(K[0])
-    return _error(_combine(dop853.E5, K, tmp=tmp), _combine(dop853.E3, K, tmp=tmp), h,
-                  scale, dims)
-
-
-def _error(sum5, sum3, h, scale, dims=None):
-    """:func:`error_norm` from the sums of ``E5`` and ``E3`` over the stages."""
-    e5, e3 = np.divide(sum5, scale), np.divide(sum3, scale)
-    n5, n3 = np.add.reduce(e5 * e5, axis=1), np.add.reduce(e3 * e3, axis=1)
-    denom = np.sqrt((n5 + E3_WEIGHT * n3) * (scale.shape[1] if dims is None else dims))
-    return np.where(n5 == 0, 0.0, h * n5 / np.where(denom > 0, denom, 1))
-
-
-def step_factor(err, finite, after_rejection, predicted, exponent=ERROR_EXPONENT):
-    """Next step / this step, per member.
-
-    :math:`0.9\\,\\max(\\mathrm{err}, 0.1\\,\\mathrm{predicted})^{-1/8}`
-    (``exponent``, per member: -1/8 for DOP853, -1/3 for ROS34PW2) in
-    ``[0.2, 10]`` (the floor only for accepted steps); at most 1 for a
-    rejected step or the first acceptance after a rejection; 0.2 after a
-    non-finite step. ``predicted``: the err that the previous accepted step
-    implies for this one (0 if none).
-    """
-    accept = finite & (err < 1)
-    effective = np.where(accept, np.maximum(err, ESTIMATE_FLOOR * predicted), err)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(effective > 0, SAFETY * power(effective, exponent), MAX_FACTOR)
-    factor = np.minimum(np.maximum(factor, MIN_FACTOR), MAX_FACTOR)   # np.clip, cheaper
-    factor = np.where(accept & ~after_rejection, factor, np.minimum(factor, 1.0))
-    return accept, np.where(finite, factor, MIN_FACTOR)
+    return dop853_norm(_combine(dop853.E5, K, tmp=tmp), _combine(dop853.E3, K, tmp=tmp), h,
+                       scale, scale.shape[1] if dims is None else dims)
 
 
 def dense_coefficients(f, t, y, h, y_new, args, K):
@@ -283,37 +239,89 @@ def interpolate(F, y, x):
     return out + y
 
 
-@dataclass(frozen=True)
 class Method:
-    """A method: its name, order, the order of its error estimate, and its
-    functions.
+    """What a method gives the driver: ``name``, ``order``, ``error_order``
+    (``q``, the order of its error estimate), ``exponent`` (the controller's
+    :math:`-1/(q + 1)`), ``step`` (one step of every row of a batch),
+    ``error`` (a step's error norm, 1 at the tolerance, from what ``step``
+    returned as its estimate) and, where it has one, its continuous extension
+    (``dense``, ``interpolate``; else None: its steps end on every output)."""
 
-    ``step`` takes one step of every row of a batch: DOP853's
-    ``step(f, t, y, fy, h, t_new, args, K) -> y_new`` fills the stage array
-    ``K`` (:func:`dop853_step`), whose error norm is ``error(K, h, scale,
-    dims)`` (1 at the tolerance) and whose continuous extension is ``dense``
-    and ``interpolate``; ROS34PW2's ``step(f, t, y, fy, h, t_new, args, J,
-    f_t) -> (y_new, error, f_new)`` (:func:`symdyn.ode.rosenbrock.step`; no
-    dense output: its steps end on every output time); the extrapolation's
-    ``step(f, t, y, H, tol, kmax) -> (y_new or None, columns)`` (one member,
-    mpmath; its order is that of the columns it used: ``order`` 0).
-    """
-
-    name: str
-    order: int
-    error_order: int
-    step: object
-    error: object = None
-    dense: object = None
-    interpolate: object = None
+    name = ""
+    order = error_order = 0
+    dense = interpolate = None
 
     @property
     def exponent(self):
         """The controller's exponent, :math:`-1/(q + 1)`."""
         return -1.0 / (self.error_order + 1)
 
+    def step(self, *args, **kwargs):
+        raise NotImplementedError
 
-DOP853 = Method("DOP853", dop853.ORDER, dop853.ERROR_ORDER, dop853_step, error_norm,
-                dense_coefficients, interpolate)
-ROS34PW2 = Method("ROS34PW2", rosenbrock.ORDER, rosenbrock.ERROR_ORDER, rosenbrock.step)
-EXTRAPOLATION = Method("GBS extrapolation (mpmath)", 0, 0, extrapolation._step)
+    def error(self, estimate, h, scale, dims=None):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<Method {self.name}, order {self.order}({self.error_order})>"
+
+
+class Dop853Step(NamedTuple):
+    """A DOP853 step: the new states, its error estimate (the sums of ``E5``
+    and ``E3`` over the stages) and the last stage's point (Hairer's
+    stiffness estimate)."""
+
+    y_new: np.ndarray
+    sum5: np.ndarray
+    sum3: np.ndarray
+    y_last: np.ndarray
+
+
+class Dop853(Method):
+    """The Dormand-Prince 8(5,3) pair (:mod:`symdyn.ode.dop853`).
+
+    ``step(f, t, y, fy, h, t_new, args, K, work=None)`` fills the stages ``K``
+    (``K[12] = f(t_new, y_new)``) and returns a :class:`Dop853Step`;
+    ``error(step, h, scale, dims)``; ``dense(f, t, y, h, y_new, args, K)``
+    (:func:`dense_coefficients`) and ``interpolate(F, y, x)``."""
+
+    name, order, error_order = "DOP853", dop853.ORDER, dop853.ERROR_ORDER
+    dense = staticmethod(dense_coefficients)
+    interpolate = staticmethod(interpolate)
+
+    def step(self, f, t, y, fy, h, t_new, args, K, work=None):
+        return Dop853Step(*_dop853(f, t, y, fy, h, t_new, args, K, work))
+
+    def error(self, estimate, h, scale, dims=None):
+        return dop853_norm(estimate.sum5, estimate.sum3, h, scale,
+                           scale.shape[1] if dims is None else dims)
+
+
+class Ros34pw2(Method):
+    """The Rosenbrock-W method of :mod:`symdyn.ode.rosenbrock`:
+    ``step(f, t, y, fy, h, t_new, args, J, f_t) -> (y_new, error, f_new)``;
+    ``error(error, h, scale, dims)`` its RMS norm. No dense output."""
+
+    name, order, error_order = "ROS34PW2", rosenbrock.ORDER, rosenbrock.ERROR_ORDER
+
+    def step(self, f, t, y, fy, h, t_new, args, J, f_t):
+        return rosenbrock.step(f, t, y, fy, h, t_new, args, J, f_t)
+
+    def error(self, estimate, h, scale, dims=None):
+        e = estimate / scale
+        n = scale.shape[1] if dims is None else dims
+        return np.sqrt(np.einsum("mi,mi->m", e, e) / n)
+
+
+class Extrapolation(Method):
+    """Gragg-Bulirsch-Stoer extrapolation in mpmath, one member:
+    ``step(f, t, y, H, tol, kmax) -> (y_new or None, columns)``; its order is
+    that of the columns it used (``order`` 0); it controls its own error."""
+
+    name = "GBS extrapolation (mpmath)"
+
+    def step(self, f, t, y, H, tol, kmax):
+        return extrapolation._step(f, t, y, H, tol, kmax)
+
+
+DOP853, ROS34PW2, EXTRAPOLATION = Dop853(), Ros34pw2(), Extrapolation()

@@ -3,14 +3,15 @@
 A batch of one spends most of its time on fixed costs: every numpy call on a
 1-element array costs about a microsecond, and a DOP853 step makes a few
 hundred of them. This module runs *the same method* (the table of
-:mod:`symdyn.ode.dop853`, the control of :mod:`symdyn.ode.methods`: its
-constants, its error norm, the floor on the error estimate, no growth after a
-rejection, steps clipped onto breakpoints, the continuous extension for
-output times) on lists of Python floats, with right-hand sides compiled for
+:mod:`symdyn.ode.dop853`; the controller, error scale and error norm of
+:mod:`symdyn.ode.control`, the very functions the batched driver calls, here
+on Python floats; steps clipped onto breakpoints, the continuous extension
+for output times) on lists of Python floats, with right-hand sides compiled for
 ``"float"`` (:func:`symdyn.base.arithmetic.on_floats`).
 
 It raises :class:`GiveUp` where it does not apply or gives up (a right-hand
-side that raises or is not finite, a step below ``1e-14 t``, too many steps):
+side that raises or is not finite, a step below the controller's
+``min_relative_step`` times ``t``, too many steps):
 the caller (``sd.solve``) then runs the batched integrator, whose
 diagnostics name the cause. A member's result equals the batched path's bit
 for bit on every CPU: besides ``+ - * /`` and ``sqrt`` (correctly rounded
@@ -25,20 +26,13 @@ from __future__ import annotations
 
 import bisect
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from ..base.arithmetic import power
 from . import dop853
-from .methods import (
-    E3_WEIGHT,
-    ERROR_EXPONENT,
-    ESTIMATE_FLOOR,
-    MAX_FACTOR,
-    MIN_FACTOR,
-    MIN_RELATIVE_STEP,
-    SAFETY,
-)
+from .control import controller_or_default, dop853_norm, error_scale
+from .methods import DOP853
 
 _S = dop853.N_STAGES
 _ARRAY_OUTPUTS = 8      # outputs inside one step from which numpy reads them
@@ -95,27 +89,6 @@ def _step(f, t, y, fy, h, t_new, phase, K, dim):
     return y_new
 
 
-def _error(K, h, scale, dim):
-    e5 = [e / s for e, s in zip(_E5(K), scale, strict=True)]
-    e3 = [e / s for e, s in zip(_E3(K), scale, strict=True)]
-    n5, n3 = sum(e * e for e in e5), sum(e * e for e in e3)
-    if n5 == 0:
-        return 0.0
-    denom = math.sqrt((n5 + E3_WEIGHT * n3) * dim)
-    return h * n5 / (denom if denom > 0 else 1.0)
-
-
-def _factor(err, after_rejection, predicted):
-    """methods.step_factor for one accepted (``err < 1``) or rejected step."""
-    accept = err < 1
-    effective = max(err, ESTIMATE_FLOOR * predicted) if accept else err
-    factor = SAFETY * power(effective, ERROR_EXPONENT) if effective > 0 else MAX_FACTOR
-    factor = min(max(factor, MIN_FACTOR), MAX_FACTOR)
-    if not accept or after_rejection:
-        factor = min(factor, 1.0)
-    return accept, factor
-
-
 def _dense(f, t, y, h, y_new, phase, K, dim):
     for j, c in enumerate(_C_EXTRA):
         inc = _A_EXTRA[j](K)
@@ -155,17 +128,29 @@ def _outputs(F, y, t, h, t_out, k, t_new, states):
     return stop
 
 
-def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200_000):
+class OneSolution(NamedTuple):
+    """One member's states (output times, components), its evaluations and
+    attempted steps."""
+
+    states: np.ndarray
+    nfev: int
+    nsteps: int
+
+
+def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200_000,
+                  controller=None):
     """Integrate one member: ``f(t, y, phase) -> list`` from ``t = 0``.
 
     ``t_out``: increasing output times ``>= 0``; ``y0``, ``rtol``, ``atol``:
     lists of floats (per component); ``h0``: the first step (from
-    :func:`symdyn.ode.methods.initial_step`). Returns ``(states, nfev, nsteps)``,
-    ``states`` an array (output times, components); raises :class:`GiveUp`
+    :func:`symdyn.ode.methods.initial_step`); ``controller``: as the batched
+    driver's (:data:`symdyn.ode.control.DEFAULT` for None). Returns a
+    :class:`OneSolution`; raises :class:`GiveUp`
     where the batched path must answer instead. As the batched driver, no
     step ends on an output time, and the accepted steps that hold one make
     their continuous extension.
     """
+    control = controller_or_default(controller)
     dim = len(y0)
     t_out = list(t_out)
     t_end = t_out[-1]
@@ -189,21 +174,18 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
             t_new = stop if clipped else t + step
             y_new = _step(f, t, y, fy, step, t_new, phase, K, dim)
             nfev += _S
-            scale = [a + r * max(abs(u), abs(v))
+            scale = [error_scale(a, r, u, v)
                      for a, r, u, v in zip(atol, rtol, y, y_new, strict=True)]
-            err = _error(K, step, scale, dim)
+            err = dop853_norm(_E5(K), _E3(K), step, scale, dim)
             if not math.isfinite(err):
                 raise GiveUp
-            predicted = (last_err * power(step / last_h, -1 / ERROR_EXPONENT)
-                         if last_err else 0.0)
-            accept, factor = _factor(err, rejected, predicted)
-            new_h = step * factor
-            if accept and clipped:
-                new_h = max(new_h, h)
+            predicted = control.predicted(last_err, step / last_h, DOP853.exponent)
+            accept, new_h = control.next_step(step, h, err, True, clipped, rejected,
+                                              predicted, DOP853.exponent)
             rejected = not accept
             nsteps += 1
             if not accept:
-                if new_h < MIN_RELATIVE_STEP * max(1.0, abs(t)):
+                if control.too_small(new_h, t):
                     raise GiveUp
                 h = new_h
                 continue
@@ -224,4 +206,4 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
             fy = _call(f, t, y, phase)
             nfev += 1
             last_err = 0.0
-    return states, nfev, nsteps
+    return OneSolution(states, nfev, nsteps)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import dop853, rosenbrock
+from .control import error_scale
+from .methods import DOP853, ROS34PW2
 
 STIFF_EDGE = 3.0             # h lambda of DOP853 held near its stability limit ...
 STIFF_STEPS = 15             # ... for this many accepted steps: switch to ROS34PW2
@@ -106,13 +108,12 @@ class Methods:
 
     def exponent(self, active):
         """The step control's exponent per member: DOP853's -1/8 or ROS34PW2's -1/3."""
-        explicit = -1.0 / (dop853.ERROR_ORDER + 1)
         if not self.enabled:
-            return explicit
+            return DOP853.exponent
         sf = self.stiff[active]
         if not sf.any():
-            return explicit
-        return np.where(sf, -1.0 / (rosenbrock.ERROR_ORDER + 1), explicit)
+            return DOP853.exponent
+        return np.where(sf, ROS34PW2.exponent, DOP853.exponent)
 
     def renew(self, members):
         """The right-hand side of ``members`` changed: no lagged Jacobian."""
@@ -123,9 +124,8 @@ class Methods:
         """ROS34PW2 steps of ``members`` (all stiff): ``y_new``, the error norms,
         ``f(t_new, y_new)`` and the evaluations spent."""
         J, ft, cost = self._jacobian(f, members, ta, ya, fa, args, after_rejection)
-        y_new, error, f_new = rosenbrock.step(f, ta, ya, fa, step, t_new, args, J, ft)
-        scale = atol + rtol * np.maximum(np.abs(ya), np.abs(y_new))
-        err = np.sqrt(np.einsum("mi,mi->m", error / scale, error / scale) / dims)
+        y_new, error, f_new = ROS34PW2.step(f, ta, ya, fa, step, t_new, args, J, ft)
+        err = ROS34PW2.error(error, step, error_scale(atol, rtol, ya, y_new), dims)
         self.stiff_steps[members] += 1
         self.since[members] += 1
         return y_new, err, f_new, cost + rosenbrock.STAGES
