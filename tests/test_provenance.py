@@ -147,3 +147,25 @@ def test_to_xarray_names_dimensions_and_keeps_the_provenance():
     assert np.array_equal(ds["time"].values, sim.t)
     assert json.loads(ds.attrs["provenance"])["noise_seed"] == 5
     assert ds.attrs["provenance.mask"] == "causal"
+
+
+def test_a_layer_trace_names_its_model_ablations_and_inputs(tmp_path):
+    pytest.importorskip("safetensors")
+    from test_trained_tiny import bert_folder, bert_weights
+
+    from symdyn.trained.fits import randomized
+
+    model = sd.trained.load(bert_folder(tmp_path / "tiny-bert", bert_weights()))
+    ids = [[1, 2, 3, 4], [5, 6, 7]]
+    plain = model.trace(token_ids=ids)
+    ablated = randomized(model.variant(mlp=False), 3).trace(token_ids=ids)
+    assert "no MLP, random weights (seed 3)" in str(ablated)
+    assert "ablations" not in str(plain)             # control: the checkpoint has none
+    assert str(tmp_path / "tiny-bert") == ablated.provenance.weights
+    assert "array(" not in str(ablated) and "\n" not in repr(ablated)
+    ablated.save(tmp_path / "t.nc")
+    back = sd.load(tmp_path / "t.nc")
+    assert back.provenance == ablated.provenance and _same_bytes(back, ablated)
+    assert _same_bytes(sd.rerun(back), ablated)
+    other = randomized(model.variant(mlp=False), 4).trace(token_ids=ids)
+    assert not _same_bytes(other, ablated)                 # control: another seed differs

@@ -28,6 +28,7 @@ class Archived:
     """Mixin of the result dataclasses (``DIMS``: field -> trailing dims)."""
 
     DIMS: dict = {}
+    BATCH = "member"       #: the name of a single batch axis
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -63,7 +64,7 @@ class Archived:
         lead = a.ndim - len(trailing)
         if lead < 0:
             return tuple(f"{name}_{i}" for i in range(a.ndim))
-        batch = ("member",) if lead == 1 else tuple(f"batch{i}" for i in range(lead))
+        batch = (self.BATCH,) if lead == 1 else tuple(f"batch{i}" for i in range(lead))
         return batch + tuple(trailing)
 
     def save(self, path) -> None:

@@ -54,6 +54,8 @@ def plain(value):
 
 
 def _short(value) -> str:
+    if isinstance(value, str) and len(value) > 60:
+        return repr(value[:50] + "...")
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, (list, tuple)):
@@ -120,7 +122,8 @@ class Provenance:
                 v = ", ".join(f"{a}={_short(b)}" for a, b in v if b is not None)
             elif f.name == "ablations":
                 v = ", ".join(v)
-            rows.append((f.name.replace("_", " "), _short(v)))
+            rows.append((f.name.replace("_", " "), v if isinstance(v, str) and f.name in (
+                "params", "options", "ablations") else _short(v)))
         return rows
 
     def changes(self) -> list[tuple[str, object]]:

@@ -23,6 +23,7 @@ from ..particles.result import Simulation
 from ..particles.simulation import simulate
 from ..reduced.solve_result import Trajectory
 from ..reduced.solver import solve
+from ..trained.trace import LayerTrace
 
 
 def load(path):
@@ -55,8 +56,10 @@ def rerun(result, scheme=None, weights=None):
     p = result.provenance
     if p is None:
         raise ValueError("rerun: the result has no provenance")
-    s, free = _scheme(p, scheme)
     opts = dict(p.options)
+    if isinstance(result, LayerTrace):
+        return _retrace(p, opts)
+    s, free = _scheme(p, scheme)
     if isinstance(result, Simulation):
         opts["dtype"] = np.dtype(opts.get("dtype", "float64")).type
         if p.weights == "given" and weights is None:
@@ -70,3 +73,17 @@ def rerun(result, scheme=None, weights=None):
         return solve(s, result.n, result.beta, result.gamma0, result.r0, result.t,
                      p.attention, params=dict(result.params) or None, **opts)
     raise ValueError(f"rerun: {type(result).__name__} cannot be rerun yet")
+
+
+def _retrace(p, opts):
+    """A :class:`LayerTrace` again: the model's file loaded with the same
+    options (its random weights redrawn from their seed), the same inputs."""
+    from ..trained import load as load_model
+    from ..trained.fits import randomized
+
+    inputs = {k: opts.pop(k) for k in ("text", "token_ids") if k in opts}
+    skip, seed = opts.pop("skip_first"), opts.pop("random_seed")
+    model = load_model(p.weights, **opts)
+    if seed is not None:
+        model = randomized(model, seed)
+    return model.trace(**inputs, skip_first=skip)

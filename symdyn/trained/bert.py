@@ -111,7 +111,9 @@ class Bert(Traced):
         weights = safetensors_arrays(f)
         context = config.get("max_position_embeddings", 512)
         tok = bert_tokenizer(folder, context) if (folder / "tokenizer.json").is_file() else None
-        return cls(config, weights, tok, name or folder.name, **options)
+        m = cls(config, weights, tok, name or folder.name, **options)
+        m.source = str(folder)             # what a trace's provenance names (sd.rerun loads it)
+        return m
 
     def _ln(self, x, g, b):
         if self.norm_kind == "projection":       # the idealized LayerNorm: x / |x| * sqrt(d)

@@ -181,7 +181,9 @@ class Llama(Traced):
         arch = meta.get("general.architecture")
         g = f"{arch}."
         tok = gguf_tokenizer(meta, int(meta.get(g + "context_length", 2048)))
-        return cls(meta, tensors, tok, name or path.stem, **options)
+        m = cls(meta, tensors, tok, name or path.stem, **options)
+        m.source = str(path)               # what a trace's provenance names (sd.rerun loads it)
+        return m
 
     def _norm(self, x, w):
         if self.norm_kind == "projection":       # the idealized projection: x / |x| * sqrt(d)

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..base.archive import Archived
 from ..base.checks import is_real, shown
+from ..base.provenance import Provenance
 
 
 def geometry(x: np.ndarray, skip_first: bool = False) -> tuple[float, float, float]:
@@ -59,9 +61,14 @@ def entropy(p: np.ndarray, skip_first: bool = False) -> np.ndarray:
     return h.mean(-1)
 
 
-@dataclass
-class LayerTrace:
-    """Per-layer statistics of one text (arrays (L+1,)/(L,)/(L, H)) or a batch (leading axis)."""
+@dataclass(repr=False)
+class LayerTrace(Archived):
+    """Per-layer statistics of one text (arrays (L+1,)/(L,)/(L, H)) or a batch (leading axis).
+
+    ``provenance`` (:mod:`symdyn.base.provenance`): the model's file, its
+    options and ablations, ``skip_first``, the texts or token ids
+    (``sd.rerun`` traces them again); ``str`` prints it above :meth:`table`.
+    """
 
     model: str
     scheme: str
@@ -75,6 +82,18 @@ class LayerTrace:
     entropy: np.ndarray
     skip_first: bool = False
     texts: list = field(default_factory=list)
+    provenance: Provenance | None = None
+
+    DIMS = {"cosine": ("layer",), "norm": ("layer",), "min_cosine": ("layer",),
+            "attn_cosine": ("block",), "attn_norm": ("block",), "attn_min_cosine": ("block",),
+            "entropy": ("block", "head"), "tokens": ()}
+    BATCH = "text"
+
+    def __str__(self) -> str:
+        rows = self.provenance.summary() if self.provenance else []
+        width = max((len(k) for k, _ in rows), default=0)
+        return "\n".join(["LayerTrace (model.trace)", *(f"  {k:<{width}}  {v}" for k, v in rows),
+                          self.table()]).rstrip("\n")
 
     @property
     def layers(self) -> np.ndarray:
@@ -191,6 +210,7 @@ class Traced:
         if self.random_seed is not None:
             from .fits import randomized
             m = randomized(m, self.random_seed)
+        m.source = getattr(self, "source", None)
         return m
 
     def ablations(self) -> list[str]:
@@ -292,7 +312,20 @@ class Traced:
             cosine=pick(g[:, 0]), norm=pick(g[:, 1]), min_cosine=pick(g[:, 2]),
             attn_cosine=pick(ga[:, 0]), attn_norm=pick(ga[:, 1]),
             attn_min_cosine=pick(ga[:, 2]), entropy=pick(np.array(ent)),
-            skip_first=skip_first, texts=texts)
+            skip_first=skip_first, texts=texts,
+            provenance=self._provenance(skip_first, texts, seqs, lengths, single))
+
+    def _provenance(self, skip_first, texts, seqs, lengths, single) -> Provenance:
+        """What made a trace: the model's file, options, ablations and inputs."""
+        options = {**self.given, "skip_first": skip_first, "random_seed": self.random_seed}
+        if not texts:
+            options["token_ids"] = [s.tolist() for s in seqs][0 if single else slice(None)]
+        else:
+            options["text"] = texts[0] if single else texts
+        return Provenance.of("trace", None, options, scheme=self.scheme,
+                             n=int(lengths[0]) if single else lengths, d=self.d,
+                             weights=getattr(self, "source", None) or self.name,
+                             ablations=self.ablations())
 
     def hidden_states(self, token_ids) -> np.ndarray:
         """The residual stream of one sequence, (L+1, n, d): embedding, then after each block."""
