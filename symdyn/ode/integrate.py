@@ -8,8 +8,9 @@ averaging of errors across members), so a member's result is what a scalar
 solve with the same tolerances would give, whatever else is in the batch.
 
 This module is the driver: the loop, breakpoints, events (:mod:`.events`),
-the hooks (``project``, ``record``, ``refresh``); the methods and the step
-control (with its floor on the error estimate) are in :mod:`.methods`.
+the hooks (``project``, ``record``, ``refresh``); the methods are in
+:mod:`.methods`, the step control (with its floor on the error estimate) in
+:mod:`.control`, one attempted step of every member in :mod:`.attempt`.
 
 Procedure per sweep over the unfinished members:
 
@@ -18,12 +19,14 @@ Procedure per sweep over the unfinished members:
    output times in between neither end nor change a step: they are read from
    DOP853's continuous extension (three more evaluations, made only on the
    accepted steps that hold an output; :mod:`symdyn.ode.outputs`);
-2. take the 12-stage step (:func:`dop853_step`) and measure its error with
-   the embedded 5th and 3rd order solutions (:func:`error_norm`); a step is
+2. take the 12-stage step (``DOP853.step``, :mod:`symdyn.ode.methods`) and
+   measure its error with the embedded 5th and 3rd order solutions
+   (``DOP853.error``, :func:`symdyn.ode.control.dop853_norm`); a step is
    accepted when :math:`\\mathrm{err} < 1` and every value is finite;
-3. rescale the step by :math:`0.9\\,\\mathrm{err}^{-1/8}`, clipped to
-   ``[0.2, 10]`` (:func:`step_factor`); a non-finite stage counts as a
-   rejection (factor 0.2).
+3. rescale the step by the controller
+   (:class:`symdyn.ode.control.Controller`: :math:`0.9\\,\\mathrm{err}^{-1/8}`,
+   clipped to ``[0.2, 10]``); a non-finite stage counts as a rejection
+   (factor 0.2).
 
 With ``stiff=True``, a member whose steps stability holds (a contraction
 faster than the motion being resolved) continues with the Rosenbrock-W
