@@ -14,6 +14,8 @@ Layer 3, certify.
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 from flint import acb, arb
 
@@ -24,7 +26,7 @@ from .printer import NotCertifiable
 from .taylor import Uncertified, integrate
 
 
-class _Problem:
+class Certification:
     """The balls of one certification: parameters, start and level."""
 
     def __init__(self, scheme, level, n, beta, gamma0, r0, attention, params):
@@ -82,16 +84,23 @@ def _quad(F, a: arb, b: arb, prec: int) -> arb:
     return out
 
 
-def _solve_for(F, a: arb, target: arb, guess: float, prec: int) -> arb:
+def _solve_for(F, a: arb, target: arb, guess: float, prec: int, upper=None) -> arb:
     """The ``v`` with :math:`\\int_a^v F = ` target, by interval Newton
     (``F > 0``): :math:`N(X) = m - (\\int_a^m F - target)/F(X) \\subset X`
-    proves a unique root in :math:`N(X)`."""
-    v = arb(guess)
-    for _ in range(60):                       # float Newton for the midpoint
-        step = (_quad(F, a, v, 60) - target) / F(v)
-        v = arb((v - step).mid())
-        if abs(float(step.mid())) < 1e-15 * (1 + abs(float(v.mid()))):
+    proves a unique root in :math:`N(X)`. The midpoint comes from float
+    Newton kept in the bracket ``(a, upper)`` (bisection where a step leaves it)."""
+    v, lo, hi = arb(guess), float(a.mid()), None if upper is None else float(upper.mid())
+    for _ in range(200):                      # float Newton for the midpoint
+        g = _quad(F, a, v, 60) - target
+        lo, hi = (float(v.mid()), hi) if float(g.mid()) < 0 else (lo, float(v.mid()))
+        step = g / F(v)
+        new = float((v - step).mid())
+        if abs(float(step.mid())) < 1e-15 * (1 + abs(new)):
+            v = arb(new)
             break
+        if not lo < new < (hi if hi is not None else math.inf):
+            new = (lo + (hi if hi is not None else float(v.mid()))) / 2
+        v = arb(new)
     X = arb(v.mid(), 1e-12 * (1 + abs(float(v.mid()))))
     for k in range(6):
         m = arb(X.mid())
@@ -102,7 +111,7 @@ def _solve_for(F, a: arb, target: arb, guess: float, prec: int) -> arb:
     return X
 
 
-def _phases(prob: _Problem, u1, prec: int, stop_above=None):
+def _phases(prob: Certification, u1, prec: int, stop_above=None):
     """``(T, methods)``: walk the phases from ``u0`` to ``u1``."""
     u = -(1 - prob.g0).log()
     t, r, methods = arb(0), prob.r0, []
@@ -122,7 +131,7 @@ def _phases(prob: _Problem, u1, prec: int, stop_above=None):
                                   f"{prec} bits")
             guess = float(u.mid()) + (float(u1.mid()) - float(u.mid())) * float(
                 (S_end / total).mid())
-            u = _solve_for(F, u, S_end, guess, prec)
+            u = _solve_for(F, u, S_end, guess, prec, upper=u1)
             t = end
             methods.append(f"switch at t = {ph.end}: u by interval Newton")
         else:
@@ -159,7 +168,7 @@ def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128,
         raise ValueError(f"prec: bits in [16, 4096], got {prec}")
     guard = prec + 20
     with working(guard):
-        prob = _Problem(scheme, level, n, beta, gamma0, r0, attention, params)
+        prob = Certification(scheme, level, n, beta, gamma0, r0, attention, params)
         u1 = -(1 - prob.level).log()
         T, methods = _phases(prob, u1, guard)
     return Enclosure(T, "; then ".join(methods) + f" ({prec} bits)", prec)
@@ -171,7 +180,7 @@ def bound(scheme, level, *, n, beta, gamma0=0, r0=1, prec=64, attention="softmax
     phase may stop once the time is certainly above it, and the ball then only
     bounds from below (its lower end is a lower bound). For comparisons."""
     with working(int(prec) + 20):
-        prob = _Problem(scheme, level, n, beta, gamma0, r0, attention, params)
+        prob = Certification(scheme, level, n, beta, gamma0, r0, attention, params)
         u1 = -(1 - prob.level).log()
         T, methods = _phases(prob, u1, int(prec) + 20, stop_above)
     return T, "; then ".join(methods)
@@ -190,7 +199,7 @@ def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, attention="softmax",
     True
     """
     with working(int(prec) + 20):
-        prob = _Problem(scheme, None, n, beta, gamma0, r0, attention, params)
+        prob = Certification(scheme, None, n, beta, gamma0, r0, attention, params)
         ph, tb = prob.phases[0], ball(t, "t")
         if not tb.lower() >= 0:
             raise ValueError(f"t: must be >= 0, got {t!r}")
