@@ -48,11 +48,13 @@ def run(quick: bool = True, only=None,
 
 
 def table(results) -> str:
-    """A plain-text table: claim, verdict, seconds, key figures."""
+    """A plain-text table: claim, verdict, kind (certified or checked
+    numerically), seconds, key figures."""
     width = max(len(r.name) for r, _ in results)
-    lines = [f"{'claim':<{width}}  verdict  seconds  key figures"]
+    lines = [f"{'claim':<{width}}  verdict  {'kind':<19}  seconds  key figures"]
     for r, secs in results:
-        lines.append(f"{r.name:<{width}}  {r.verdict:<7}  {secs:7.1f}  {r.key_figures}")
+        lines.append(f"{r.name:<{width}}  {r.verdict:<7}  {r.kind:<19}  {secs:7.1f}  "
+                     f"{r.key_figures}")
         if r.verdict == "FAIL":
             lines.append(f"{'':<{width}}  why: {r.why()}")
         for note in r.notes:
@@ -62,11 +64,11 @@ def table(results) -> str:
 
 def markdown(results) -> str:
     """The verdict table with the evidence, as markdown (for the report)."""
-    lines = [markdown_table(["claim", "verdict", "key figures"],
-                            [[r.name, f"**{r.verdict}**", _cell(r.key_figures)]
+    lines = [markdown_table(["claim", "verdict", "kind", "key figures"],
+                            [[r.name, f"**{r.verdict}**", r.kind, _cell(r.key_figures)]
                              for r, _ in results])]
     for r, secs in results:
-        lines += [f"### {r.name}: {r.verdict}", "", r.statement, "",
+        lines += [f"### {r.name}: {r.verdict} ({r.kind})", "", r.statement, "",
                   f"Tolerance: {r.tolerance}. Methods: {', '.join(r.methods)}. "
                   f"Parameters: `{r.parameters}`. Time: {secs:.1f} s.", ""]
         if r.verdict == "FAIL":

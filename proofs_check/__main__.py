@@ -1,4 +1,9 @@
-"""``python -m symdyn.proofs_check [--quick] [--only NAME ...] [--json FILE]``.
+"""``python -m symdyn.proofs_check [--quick] [--only NAME ...] [--json FILE] [--certify]``.
+
+``--certify`` adds the claims a finite computation decides, proved in ball
+arithmetic (:mod:`.certified`: Figure 2's orderings, region certificates);
+each row says ``certified`` or ``checked numerically``. It needs python-flint
+(``pip install 'symdyn[certify]'``): without it, exit status 2.
 
 Prints the verdict table. Exit status: 0 every claim PASSed; 1 a claim
 FAILed; 2 bad usage or input (an unknown check, an output that cannot be
@@ -19,6 +24,10 @@ from symdyn.base.checks import writable_path
 
 from . import CHECKS, run, table
 
+#: The names of the certified checks (``certified.CERTIFIED``; kept here so that
+#: ``--only`` is checked before python-flint is imported).
+_CERTIFIED_NAMES = ("fig2-order", "fig2-early", "regions")
+
 #: The exit statuses (the same as ``symdyn``'s).
 PASSED, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -26,7 +35,8 @@ EXIT_CODES = """\
 exit status:
   0    every claim PASSed
   1    a claim FAILed (and no check raised)
-  2    bad usage or input: an unknown check, an output that cannot be written
+  2    bad usage or input: an unknown check, an output that cannot be written,
+       --certify without python-flint (pip install 'symdyn[certify]')
   3    internal error: a check raised (the others still run; the error is one
        line on stderr, SYMDYN_TRACEBACK=1 shows the traceback)
   130  interrupted (Ctrl-C)"""
@@ -43,16 +53,35 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help=f"among {list(CHECKS)}")
     parser.add_argument("--json", metavar="FILE", help="write every result as JSON")
+    parser.add_argument("--certify", action="store_true",
+                        help="also prove, in ball arithmetic, the claims a finite computation "
+                             "decides (Figure 2's orderings, region certificates; ~1 min; "
+                             "needs pip install 'symdyn[certify]'); with --only, names among "
+                             "these too")
     return parser
 
 
-def _run_each(names, quick):
+def _certified():
+    """The certified checks' module; ``ValueError`` (exit 2) without python-flint."""
+    try:
+        import flint  # noqa: F401
+    except ModuleNotFoundError:
+        raise ValueError("--certify needs python-flint: pip install 'symdyn[certify]'") \
+            from None
+    from . import certified
+    return certified
+
+
+def _run_each(names, quick, certified=None):
     """Every check in turn: ``(results, errors)``; a check that raises is an
     error (name, one line), and the next one still runs."""
     results, errors = [], []
     for name in names:
         try:
-            results += run(quick=quick, only=[name], progress=_say)
+            if name in CHECKS:
+                results += run(quick=quick, only=[name], progress=_say)
+            else:
+                results += certified.run(only=[name], progress=_say)
         except Exception as exc:         # a bug in a check, not a verdict
             if os.environ.get("SYMDYN_TRACEBACK"):
                 traceback.print_exc()
@@ -65,18 +94,20 @@ def _run_each(names, quick):
 def main(argv=None) -> int:
     """Run the checks; returns the exit status (see :data:`EXIT_CODES`)."""
     args = _parser().parse_args(argv)            # bad usage: argparse exits with 2
-    names = list(CHECKS) if not args.only else list(args.only)
-    unknown = [n for n in names if n not in CHECKS]
+    known = list(CHECKS) + (list(_CERTIFIED_NAMES) if args.certify else [])
+    names = known if not args.only else list(args.only)
+    unknown = [n for n in names if n not in known]
     try:
         if unknown:
-            raise ValueError(f"--only: unknown check(s) {unknown}; choose from {list(CHECKS)}")
+            raise ValueError(f"--only: unknown check(s) {unknown}; choose from {known}")
+        certified = _certified() if args.certify else None
         if args.json:
             writable_path(args.json, "--json")
     except ValueError as exc:
         _say(f"proofs_check: error: {exc}")
         return BAD_INPUT
     try:
-        results, errors = _run_each(names, args.quick)
+        results, errors = _run_each(names, args.quick, certified)
     except KeyboardInterrupt:
         _say("proofs_check: interrupted")
         return INTERRUPTED

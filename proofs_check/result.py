@@ -2,6 +2,8 @@
 
 A check is PASS only if it tried something: an empty evidence table, or a
 method that was planned but did not run, is a FAIL, never a vacuous PASS.
+``kind`` says what a PASS means: ``"checked numerically"`` (floats within a
+tolerance) or ``"certified"`` (proved in ball arithmetic, :mod:`symdyn.certify`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
+
+#: What a verdict rests on: floats within a tolerance, or a proof in ball arithmetic.
+KINDS = ("checked numerically", "certified")
 
 
 @dataclass
@@ -25,6 +30,11 @@ class Result:
     notes: list[str] = field(default_factory=list)
     key_figures: str = ""
     methods_run: set = field(default_factory=set)
+    kind: str = "checked numerically"
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: expected one of {KINDS}, got {self.kind!r}")
 
     def row(self, method: str, ok: bool, **values) -> None:
         """Add one evidence row; a row that is not ok fails the check."""

@@ -7,6 +7,7 @@ import sympy as sp
 
 import symdyn as sd
 import symdyn.proofs_check as proofs_check
+import symdyn.proofs_check.__main__ as pc_main
 from symdyn.model.symbols import C, beta, gamma, n, t
 from symdyn.proofs_check import (
     clustering,
@@ -158,8 +159,6 @@ def test_control_exit_statuses_of_pass_fail_and_bad_input(monkeypatch, capsys):
 
 
 def test_a_json_file_that_cannot_be_written_is_exit_2(tmp_path, monkeypatch, capsys):
-    import symdyn.proofs_check.__main__ as pc_main
-
     def full(path, mode="r", *args, **kw):
         raise OSError(28, "No space left on device", str(path))
 
@@ -177,3 +176,86 @@ def test_the_exit_statuses_are_in_the_help(capsys):
     for line in ("0    every claim PASSed", "1    a claim FAILed", "2    bad usage",
                  "3    internal error", "130  interrupted"):
         assert line in text
+
+
+# --- --certify: claims proved in ball arithmetic (python-flint) -----------------
+
+def _certified():
+    pytest.importorskip("flint")
+    from symdyn.proofs_check import certified
+    return certified
+
+
+def test_numerical_checks_say_so_and_a_kind_is_one_of_two():
+    assert published.check().kind == "checked numerically"
+    with pytest.raises(ValueError, match="kind"):
+        Result("x", "s", {}, "t", ["m"], kind="proved")
+
+
+def test_figure2_order_is_certified_and_agrees_with_the_float_solver():
+    certified = _certified()
+    from symdyn.output.claims import PAPER_SIX, caption_checks, reach_times
+    r = certified.fig2_order()
+    assert (r.verdict, r.kind) == ("PASS", "certified"), r.why()
+    floats = reach_times(PAPER_SIX, n=32, beta=1.0)        # oracle: sd.solve's event
+    assert [e["before"] for e in r.evidence] == sorted(floats, key=floats.get)[:-1]
+    for e in r.evidence:                                  # each enclosure near the float
+        mid = float(e["T_before"].split()[0].strip("["))
+        assert abs(mid - floats[e["before"]]) < 1e-8 * mid
+    # the caption's numerical verdict ("no": Mix-LN is after Peri-LN) is the certified one
+    assert caption_checks({"n": 32, "beta": 1.0})["fig2-last"].verdict == "no"
+    assert "converge last': no" in r.key_figures
+
+
+def test_control_a_perturbed_ordering_is_not_certified():
+    certified = _certified()
+    order = ["ngpt", "post-ln", "sqrt-scaling", "peri-ln", "mix-ln", "pre-ln"]
+    assert certified.fig2_order(claimed=order[::-1]).verdict == "FAIL"
+    swapped = order[:3] + ["mix-ln", "peri-ln", "pre-ln"]            # one pair swapped
+    r = certified.fig2_order(claimed=swapped)
+    assert r.verdict == "FAIL" and sum(not e["ok"] for e in r.evidence) == 1
+
+
+def test_figure2_early_is_certified_and_the_reverse_fails():
+    certified = _certified()
+    r = certified.fig2_early()
+    assert (r.verdict, r.kind) == ("PASS", "certified"), r.why()
+    assert len(r.evidence) == 3
+    assert certified.fig2_early(first=("pre-ln",), then=("post-ln",)).verdict == "FAIL"
+
+
+def test_region_certificates_prove_and_a_reversed_claim_fails():
+    certified = _certified()
+    claim = ("post-ln before pre-ln", "0.9", (8, 9), (1, 1.25))
+    r = certified.regions([claim])
+    assert (r.verdict, r.kind) == ("PASS", "certified") and r.evidence[0]["proven"] > 0
+    assert "not certified over the paper's range" in r.notes[0]
+    bad = certified.regions([("pre-ln before post-ln",) + claim[1:]])
+    assert bad.verdict == "FAIL" and bad.evidence[0]["disproven"] > 0
+
+
+def test_certify_without_flint_is_exit_2_naming_the_extra(monkeypatch, capsys):
+    import sys
+
+    from symdyn.cli import main as symdyn_main
+    monkeypatch.setitem(sys.modules, "flint", None)          # import flint now fails
+    assert proofs_main(["--certify", "--only", "fig2-order"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "symdyn[certify]" in err
+    assert symdyn_main(["verify", "--certify", "--only", "fig2-order"]) == 2
+    assert "symdyn[certify]" in capsys.readouterr().err
+    # control: the names of --certify are unknown without it (exit 2, not a crash)
+    assert proofs_main(["--only", "fig2-order"]) == 2
+
+
+def test_newcomer_reads_certified_or_checked_numerically_never_both(capsys, tmp_path):
+    _certified()
+    out = tmp_path / "r.json"
+    assert proofs_main(["--certify", "--quick", "--only", "fig2-early", "published",
+                        "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in text.splitlines()[1:] if line[:1] != " "}
+    assert "certified" in rows["fig2-early"] and "numerically" not in rows["fig2-early"]
+    assert "checked numerically" in rows["published"] and "certified" not in rows["published"]
+    kinds = {r["name"]: r["kind"] for r in json.loads(out.read_text())["results"]}
+    assert kinds == {"fig2-early": "certified", "published": "checked numerically"}

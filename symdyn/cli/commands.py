@@ -233,7 +233,8 @@ def verify_command(args) -> int:
 
     argv = (["--quick"] if args.quick else []) + \
         (["--only", *args.only] if args.only else []) + \
-        (["--json", args.json] if args.json else [])
+        (["--json", args.json] if args.json else []) + \
+        (["--certify"] if getattr(args, "certify", False) else [])
     return pc.main(argv)
 
 

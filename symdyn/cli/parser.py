@@ -47,7 +47,8 @@ EXAMPLES = {
               "symdyn table post-ln pre-ln --format csv"],
     "trace": ["symdyn trace all-MiniLM-L6-v2 --text 'It was the best of times.'",
               "symdyn trace SmolLM2-135M-Instruct --text 'Call me Ishmael.' --skip-first --csv"],
-    "verify": ["symdyn verify --quick", "symdyn verify --only initial_velocity"],
+    "verify": ["symdyn verify --quick", "symdyn verify --only initial_velocity",
+               "symdyn verify --certify --only fig2-order fig2-early"],
     "certify": ["symdyn certify post-ln --level 0.99 --n 8 --beta 1",
                 "symdyn certify pre-ln --level 0.9 --n 8 --beta 1 --prec 64"],
     "figures": ["symdyn figures --quick --out figures"],
@@ -182,6 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--only", nargs="+", metavar="NAME",
                    help=f"run only these checks: {', '.join(check_names())}")
     v.add_argument("--json", metavar="FILE", help="also write every result as JSON")
+    v.add_argument("--certify", action="store_true",
+                   help="also prove, in ball arithmetic, the claims a finite computation "
+                        "decides (Figure 2's orderings, region certificates; each verdict "
+                        "says certified or checked numerically; needs pip install "
+                        "'symdyn[certify]', exit 2 without it)")
     _add_outputs(sub)
     _add_certify(sub)
     return parser
