@@ -259,3 +259,20 @@ def test_newcomer_reads_certified_or_checked_numerically_never_both(capsys, tmp_
     assert "checked numerically" in rows["published"] and "certified" not in rows["published"]
     kinds = {r["name"]: r["kind"] for r in json.loads(out.read_text())["results"]}
     assert kinds == {"fig2-early": "certified", "published": "checked numerically"}
+
+
+def test_the_report_verdicts_say_their_kind(monkeypatch, tmp_path, capsys):
+    import sys
+
+    from symdyn.cli import main as symdyn_main
+    from symdyn.cli.commands import _verdicts
+    cert = Result("fig2-x", "s", {}, "t", ["m"], kind="certified")
+    cert.row("m", True, x=1)
+    monkeypatch.setattr(proofs_check, "run", lambda **kw: [(published.check(), 0.1)])
+    text = _verdicts(lambda m: None)
+    assert "| **PASS** | checked numerically |" in text and "--certify" in text
+    md = proofs_check.markdown([(cert, 0.1)])
+    assert "### fig2-x: PASS (certified)" in md and "numerically" not in md
+    monkeypatch.setitem(sys.modules, "flint", None)          # report --certify: exit 2
+    assert symdyn_main(["report", "--certify", "--out", str(tmp_path)]) == 2
+    assert "symdyn[certify]" in capsys.readouterr().err

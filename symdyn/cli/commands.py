@@ -216,11 +216,20 @@ def phase_diagram_command(args) -> str:
             "(mean |log10 ratio|, decades):\n" + distance_table(dg) + "\n".join(paths))
 
 
-def _verdicts(progress) -> str:
+def _verdicts(progress, certify=False) -> str:
     from symdyn import proofs_check
 
     results = proofs_check.run(quick=True, progress=progress)
-    return ("Run `python -m symdyn.proofs_check` for the full grids.\n\n"
+    if certify:
+        from symdyn.proofs_check import certified
+        results += certified.run(progress=progress)
+    kinds = ("Each verdict says what it rests on: *checked numerically* (floats within "
+             "the stated tolerance) or *certified* (proved in ball arithmetic, "
+             "`sd.certify`; never both). "
+             + ("" if certify else "The certified verdicts (Figure 2's orderings, region "
+                "certificates; about a minute) are left out: `symdyn report --certify` or "
+                "`python -m symdyn.proofs_check --certify` adds them. "))
+    return (kinds + "Run `python -m symdyn.proofs_check` for the full grids.\n\n"
             + proofs_check.markdown(results))
 
 
@@ -246,6 +255,15 @@ def figures_command(args) -> str:
 
 
 def report_command(args) -> str:
+    if getattr(args, "certify", False):
+        if args.no_verify:
+            raise ValueError("--certify: adds certified verdicts; not with --no-verify")
+        import symdyn.proofs_check.__main__ as pc
+        pc._certified()                   # without python-flint: ValueError, exit 2
+
+    def verdicts(say):
+        return _verdicts(say, certify=getattr(args, "certify", False))
+
     def phase_diagrams(folder):
         return write_phase_diagrams(folder, schemes=schemes(), scheduler=args.scheduler,
                                     progress=True,
@@ -254,7 +272,7 @@ def report_command(args) -> str:
                         design=not args.no_design, trained=not args.no_trained,
                         beyond=not args.no_beyond,
                         phase_diagrams=None if args.no_phase_diagram else phase_diagrams,
-                        verdicts=None if args.no_verify else _verdicts, progress=progress)
+                        verdicts=None if args.no_verify else verdicts, progress=progress)
 
 
 def certify_command(args) -> str:

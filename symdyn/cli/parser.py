@@ -333,3 +333,7 @@ def _add_outputs(sub) -> None:
     rep.add_argument("--scheduler", help="run the phase-diagram sweep on this Dask scheduler")
     rep.add_argument("--no-verify", action="store_true",
                      help="leave out the proofs_check verdicts")
+    rep.add_argument("--certify", action="store_true",
+                     help="add the certified verdicts (Figure 2's orderings, region "
+                          "certificates; about a minute more; needs pip install "
+                          "'symdyn[certify]')")
