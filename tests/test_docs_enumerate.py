@@ -195,3 +195,32 @@ def test_the_noisy_rules_bias_limit_in_model_md():
     assert abs(stated - closed) < 5e-6                    # the page states the limit
     # control: the old constant, the gap at h = 1/64, is told apart from the limit
     assert abs(round(gap[1 / 64], 3) - closed) > 1e-3
+
+
+# --------------------------------------------------- certified claims (--certify)
+
+
+def certified_marks(page: str) -> dict[str, str]:
+    """``{check: mark}`` of the claims page's table of certified claims."""
+    return dict(re.findall(r"^\| `([a-z0-9-]+)` \| \*\*([a-z ]+)\*\* \|", page, flags=re.M))
+
+
+def test_claims_page_marks_exactly_what_certify_certifies():
+    from symdyn.proofs_check import certified
+    from symdyn.proofs_check.__main__ import _CERTIFIED_NAMES
+
+    page = _read(DOCS / "claims.md")
+    assert tuple(certified.CERTIFIED) == _CERTIFIED_NAMES
+    assert certified_marks(page) == {name: "certified" for name in certified.CERTIFIED}
+    assert not set(certified.CERTIFIED) & set(proofs_check.CHECKS)   # never both kinds
+    text = " ".join(page.split())
+    for claim, _, (n0, n1), (b0, b1) in certified.REGIONS:        # the boxes stated
+        assert f"$n \\in [{n0}, {n1}]$, $\\beta \\in [{b0}, {b1}]$" in text, claim
+
+
+def test_control_a_wrong_mark_is_seen():
+    page = _read(DOCS / "claims.md")
+    wrong = page.replace("| `fig2-early` | **certified** |",
+                         "| `fig2-early` | **checked numerically** |")
+    assert certified_marks(wrong)["fig2-early"] == "checked numerically"
+    assert "regions" not in certified_marks(page.replace("| `regions` |", "| regions |"))
