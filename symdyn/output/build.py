@@ -3,7 +3,8 @@
 :func:`build_report` computes the figures (:mod:`~symdyn.output.figures`),
 the designed schedules (:func:`symdyn.studies.inverse.compare`), the theory
 against trained transformers (:mod:`~symdyn.output.theory_trained_section`),
-causal masking, noise and the mean field (:mod:`~symdyn.output.beyond`), the
+causal masking, noise and the mean field (:mod:`~symdyn.output.beyond`),
+metastability (:mod:`~symdyn.output.metastability_section`), the
 derivations and the depth table, takes the phase diagrams and the verdicts
 from the callables it is given (the command line passes the sweep of
 :func:`symdyn.cli.write_phase_diagrams` and proofs_check's verdicts, which
@@ -29,6 +30,7 @@ from ..studies.inverse import alpha_family, compare
 from . import report
 from .beyond import beyond_result, beyond_section
 from .figures import write_design, write_figures
+from .metastability_section import metastability_result, metastability_section
 from .theory_trained_section import trained_result, trained_section
 
 #: The quick report's phase-diagram sweep (the full one: phase_diagram's defaults).
@@ -37,6 +39,7 @@ QUICK_PHASE_DIAGRAM = {"d": (8, 128), "seeds": 4, "beta": np.linspace(0, 9, 5), 
 
 def build_report(out: str | Path, *, quick: bool = False, figures: bool = True,
                  design: bool = True, trained: bool = True, beyond: bool = True,
+                 metastability: bool = True,
                  phase_diagrams: Callable | None = None,
                  verdicts: Callable[[Callable], str] | None = None,
                  progress: Callable[[str], None] | None = None) -> Path:
@@ -48,6 +51,8 @@ def build_report(out: str | Path, *, quick: bool = False, figures: bool = True,
     (:mod:`~symdyn.output.theory_trained_section`; one sentence when the
     ``[trained]`` extra or a model is missing); ``beyond``: causal masking, noise
     and the mean field (:mod:`~symdyn.output.beyond`);
+    ``metastability``: three predictions of metastability beside particle runs
+    (:mod:`~symdyn.output.metastability_section`; quick: smaller sizes);
     ``phase_diagrams(folder)`` returns ``(diagrams, files)`` of a sweep of
     every scheme written into ``folder`` (the command line's
     :func:`symdyn.cli.write_phase_diagrams`, :data:`QUICK_PHASE_DIAGRAM` when
@@ -79,6 +84,9 @@ def build_report(out: str | Path, *, quick: bool = False, figures: bool = True,
     if beyond:
         sections.append(("Beyond the encoder: causal masking, noise, mean field",
                          beyond_section(beyond_result(quick=quick, progress=say))))
+    if metastability:
+        sections.append(("Metastability", metastability_section(metastability_result(
+            out / "figures", quick=quick, progress=say), "figures")))
     if phase_diagrams is not None:
         say("phase diagrams (sweep of every scheme)")
         dg, files = phase_diagrams(out / "phase_diagram")
