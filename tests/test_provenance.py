@@ -169,3 +169,19 @@ def test_a_layer_trace_names_its_model_ablations_and_inputs(tmp_path):
     assert _same_bytes(sd.rerun(back), ablated)
     other = randomized(model.variant(mlp=False), 4).trace(token_ids=ids)
     assert not _same_bytes(other, ablated)                 # control: another seed differs
+
+
+def test_a_mean_field_is_saved_with_its_complex_moments_and_rerun(tmp_path):
+    mf = sd.mean_field(2.0, [0.0, 0.5, 2.0], lambda th: 1 + 0.3 * np.cos(th) + 0.2 * np.sin(2 * th),
+                       kappa=8.0, modes=16)
+    p = mf.provenance
+    assert (p.producer, p.beta, p.kappa, dict(p.options)["modes"]) == ("mean_field", 2.0, 8.0, 16)
+    text = str(mf)
+    assert "kappa" in text and "order |c_1|" in text and "array(" not in text
+    assert len(text.splitlines()) < 25 and "\n" not in repr(mf)
+    mf.save(tmp_path / "m.nc")
+    back = sd.load(tmp_path / "m.nc")
+    assert back.moments.dtype == np.complex128 and _same_bytes(back, mf)
+    assert _same_bytes(sd.rerun(back), mf)
+    other = dataclasses.replace(back, provenance=p.replace(kappa=4.0))
+    assert not _same_bytes(sd.rerun(other), mf)                 # control: another kappa

@@ -150,6 +150,9 @@ class Provenance:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+#: a complex array is stored as two real variables with these suffixes
+COMPLEX = ("__real", "__imag")
+
 #: netCDF-3 types: numpy dtypes stored as another, read back as they were
 STORED = {"int64": "int32", "bool": "int8", "uint8": "int16"}
 
@@ -160,11 +163,15 @@ def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) ->
     from scipy.io import netcdf_file
 
     path = writable_path(path, "path")
-    sizes: dict = {}
-    for name, (dims, a) in arrays.items():
-        if a.dtype == object or np.iscomplexobj(a):
+    arrays, sizes = dict(arrays), {}
+    for name, (dims, a) in list(arrays.items()):
+        if a.dtype == object:
             raise ValueError(f"save: {name} holds {a.dtype} values; netCDF-3 keeps real "
                              f"floats and integers only")
+        if np.iscomplexobj(a):                 # two real variables, joined again by read
+            del arrays[name]
+            arrays[name + COMPLEX[0]] = (dims, a.real)
+            arrays[name + COMPLEX[1]] = (dims, a.imag)
         for dim, size in zip(dims, a.shape, strict=True):
             if sizes.setdefault(dim, size) != size:
                 raise ValueError(f"save: dimension {dim} is {sizes[dim]} and {size}")
@@ -193,6 +200,11 @@ def read(path) -> tuple[str, Provenance, dict, dict]:
         attrs = f.attributes_json
         arrays = {name: np.array(v[...]).astype(_text(v.dtype_name))
                   for name, v in f.variables.items()}
+    for name in [k[:-len(COMPLEX[0])] for k in arrays if k.endswith(COMPLEX[0])]:
+        re, im = arrays.pop(name + COMPLEX[0]), arrays.pop(name + COMPLEX[1])
+        z = np.empty(re.shape, np.result_type(re.dtype, np.complex64))
+        z.real, z.imag = re, im                # exact, signed zeros too
+        arrays[name] = z
     return kind, Provenance.from_json(_text(text)), arrays, json.loads(_text(attrs))
 
 

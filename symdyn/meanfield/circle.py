@@ -31,11 +31,12 @@ how much the top tenth of the modes carries (a RuntimeWarning above 1e-6).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import ive
 
+from symdyn.base.archive import Archived
 from symdyn.base.checks import (
     RTOL_FLOOR,
     check_attention,
@@ -48,11 +49,16 @@ from symdyn.base.checks import (
     shown,
     tolerance,
 )
+from symdyn.base.provenance import Provenance
 
 
-@dataclass(frozen=True)
-class MeanField:
-    """A mean-field solution: ``moments[i, k] = int e^{-i k theta} dmu_{t[i]}``, k = 0..modes."""
+@dataclass(frozen=True, repr=False)
+class MeanField(Archived):
+    """A mean-field solution: ``moments[i, k] = int e^{-i k theta} dmu_{t[i]}``, k = 0..modes.
+
+    ``c0``: the starting moments (``sd.rerun`` starts from them); ``provenance``:
+    what made it (:mod:`symdyn.base.provenance`), which ``str`` prints above the
+    order parameter :math:`|c_1|` at a few times."""
 
     t: np.ndarray
     moments: np.ndarray
@@ -61,6 +67,20 @@ class MeanField:
     attention: str
     steps: int
     tail: float
+    provenance: Provenance | None = None
+    c0: np.ndarray | None = None
+
+    DIMS = {"t": ("time",), "moments": ("time", "mode"), "c0": ("mode",)}
+
+    def __str__(self) -> str:
+        rows = [*(self.provenance.summary() if self.provenance else []),
+                ("steps", self.steps), ("top tenth of the modes", f"{self.tail:.2g}")]
+        width = max(len(k) for k, _ in rows)
+        pick = np.unique(np.linspace(0, len(self.t) - 1, min(6, len(self.t))).astype(int))
+        return "\n".join(["MeanField (sd.mean_field)",
+                          *(f"  {k:<{width}}  {v}" for k, v in rows),
+                          f"  {'t':>12}  order |c_1|",
+                          *(f"  {self.t[i]:>12.6g}  {self.order[i]:.10g}" for i in pick)])
 
     def density(self, theta) -> np.ndarray:
         """rho(theta, t) for each output time (rows) at the angles ``theta``."""
@@ -289,4 +309,7 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     if tail > 1e-6:
         warnings.warn(f"mean_field: the top tenth of the {m} modes carries {tail:.2g}: "
                       "under-resolved, use more modes", RuntimeWarning, stacklevel=2)
-    return MeanField(times, moments, b, kap, attention, steps, tail)
+    made = Provenance.of("mean_field", None, {"modes": m, "tol": tol}, beta=b, kappa=kap,
+                         attention=attention, d=2)
+    return replace(MeanField(times, moments, b, kap, attention, steps, tail), provenance=made,
+                   c0=_initial(mu0, m))

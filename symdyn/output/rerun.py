@@ -4,9 +4,9 @@
 :mod:`symdyn.base.provenance`) into the same class, the arrays equal to the
 saved ones bit for bit. :func:`rerun` calls the producer again with what the
 result's :class:`~symdyn.base.provenance.Provenance` recorded (and, for a
-simulation, its starting tokens ``x0``): the scheme rebuilt from its registry
-name and parameters, the noise from its recorded seed, so the arrays come out
-bit-identical.
+simulation, its starting tokens ``x0``; for a mean field, its starting
+moments ``c0``): the scheme rebuilt from its registry name and parameters,
+the noise from its recorded seed, so the arrays come out bit-identical.
 
 Layer 4, output.
 """
@@ -17,6 +17,7 @@ import numpy as np
 
 from ..base.archive import KINDS
 from ..base.provenance import read
+from ..meanfield.circle import MeanField, mean_field
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
 from ..particles.result import Simulation
@@ -50,7 +51,8 @@ def _scheme(p, scheme):
 
 
 def rerun(result, scheme=None, weights=None):
-    """Run what made ``result`` again (``Simulation``, ``Trajectory``): the same
+    """Run what made ``result`` again (``Simulation``, ``Trajectory``, ``LayerTrace``,
+    ``MeanField``): the same
     call, bit-identical arrays. ``scheme`` (a custom scheme) and ``weights``
     (weights given as arrays) supply what a registry name cannot."""
     p = result.provenance
@@ -59,6 +61,9 @@ def rerun(result, scheme=None, weights=None):
     opts = dict(p.options)
     if isinstance(result, LayerTrace):
         return _retrace(p, opts)
+    if isinstance(result, MeanField):
+        return mean_field(p.beta, result.t, result.c0, kappa=p.kappa, attention=p.attention,
+                          **opts)
     s, free = _scheme(p, scheme)
     if isinstance(result, Simulation):
         opts["dtype"] = np.dtype(opts.get("dtype", "float64")).type
