@@ -185,3 +185,23 @@ def test_a_mean_field_is_saved_with_its_complex_moments_and_rerun(tmp_path):
     assert _same_bytes(sd.rerun(back), mf)
     other = dataclasses.replace(back, provenance=p.replace(kappa=4.0))
     assert not _same_bytes(sd.rerun(other), mf)                 # control: another kappa
+
+
+def test_a_fit_keeps_its_data_and_fits_it_again(tmp_path):
+    from symdyn.trained import fits
+
+    layers = np.arange(8.0)
+    gamma = 1 - 0.9 * np.exp(-0.5 * layers) * (1 + 0.01 * np.sin(layers))
+    fit = fits.exponential(gamma, first=2)
+    assert dict(fit.provenance.options) == {"function": "exponential", "first": 2}
+    assert fit.values[1] == pytest.approx(0.5, abs=0.02)      # the law it was made with
+    fit.save(tmp_path / "f.nc")
+    back = sd.load(tmp_path / "f.nc")
+    assert _same_bytes(back, fit) and _same_bytes(sd.rerun(back), fit)
+    other = dataclasses.replace(back, data=gamma ** 2)
+    assert not _same_bytes(sd.rerun(other), fit)                 # control: other data
+    tr = sd.solve("post-ln", n=8, beta=1.5, gamma0=0.1, t=0.3 * layers[1:])
+    ode = fits.reduced_ode(np.concatenate([[0.1], tr.gamma]), "post-ln", n=8)
+    assert ode.provenance.scheme == "post-ln" and ode.provenance.n == 8
+    assert ode.values == pytest.approx([1.5, 0.3], rel=1e-4)    # the oracle: its own source
+    assert _same_bytes(sd.rerun(ode), ode)

@@ -24,6 +24,7 @@ from ..particles.result import Simulation
 from ..particles.simulation import simulate
 from ..reduced.solve_result import Trajectory
 from ..reduced.solver import solve
+from ..trained.fits import Fit
 from ..trained.trace import LayerTrace
 
 
@@ -61,6 +62,9 @@ def rerun(result, scheme=None, weights=None):
     opts = dict(p.options)
     if isinstance(result, LayerTrace):
         return _retrace(p, opts)
+    if isinstance(result, Fit):
+        from ..trained import fits
+        return getattr(fits, opts.pop("function"))(result.data, **opts)
     if isinstance(result, MeanField):
         return mean_field(p.beta, result.t, result.c0, kappa=p.kappa, attention=p.attention,
                           **opts)

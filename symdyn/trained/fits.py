@@ -24,18 +24,29 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares
 
+from ..base.archive import Archived
 from ..base.checks import integer
+from ..base.provenance import Provenance
 from ..reduced.solver import solve
 
 
-@dataclass
-class Fit:
+@dataclass(repr=False)
+class Fit(Archived):
+    """Fitted constants ``values`` (standard errors ``errors``) of ``law`` over
+    ``layers``; ``data`` the values fitted, ``provenance`` the fit's function
+    and options (``sd.rerun`` fits ``data`` again)."""
+
     law: str
     names: tuple
     values: np.ndarray
     errors: np.ndarray
     residuals: np.ndarray
     layers: np.ndarray
+    data: np.ndarray | None = None
+    provenance: Provenance | None = None
+
+    DIMS = {"values": ("constant",), "errors": ("constant",), "residuals": ("fitted",),
+            "layers": ("fitted",), "data": ("layer",)}
 
     @property
     def rms(self) -> float:
@@ -46,6 +57,14 @@ class Fit:
                       zip(self.names, self.values, self.errors, strict=True))
         return f"{self.law}: {c}; rms residual {self.rms:.3g} over layers " \
                f"{self.layers[0]}..{self.layers[-1]}"
+
+
+def _made(fit: Fit, function: str, data, **options) -> Fit:
+    """``fit`` with the data it fitted and what made it (the function, its options)."""
+    fit.data = np.array(data, dtype=float)
+    fit.provenance = Provenance.of("fit", None, {"function": function, **options},
+                                   scheme=options.get("scheme"), n=options.get("n"))
+    return fit
 
 
 def _linear(law, names, X, y, layers):
@@ -72,21 +91,24 @@ def exponential(gamma, first: int = 1) -> Fit:
     """
     lay, g = _select(gamma, first)
     X = np.column_stack([np.ones_like(lay, dtype=float), -lay])
-    return _linear("exponential", ("a", "k"), X, np.log1p(-g), lay)
+    return _made(_linear("exponential", ("a", "k"), X, np.log1p(-g), lay), "exponential",
+                 gamma, first=first)
 
 
 def power(gamma, first: int = 1) -> Fit:
     """``log(1 - gamma_l) = a - p log l`` for l >= max(first, 1)."""
     lay, g = _select(gamma, max(first, 1))
     X = np.column_stack([np.ones_like(lay, dtype=float), -np.log(lay)])
-    return _linear("power", ("a", "p"), X, np.log1p(-g), lay)
+    return _made(_linear("power", ("a", "p"), X, np.log1p(-g), lay), "power", gamma,
+                 first=first)
 
 
 def linear_norm(norm, first: int = 1) -> Fit:
     """``|x|_l = r0 + s l`` for l >= first."""
     lay, r = _select(norm, first)
     X = np.column_stack([np.ones_like(lay, dtype=float), lay])
-    return _linear("linear norm", ("r0", "s"), X, r, lay)
+    return _made(_linear("linear norm", ("r0", "s"), X, r, lay), "linear_norm", norm,
+                 first=first)
 
 
 def reduced_ode(gamma, scheme: str, n: int, first: int = 0, beta0=1.0, tau0=0.3) -> Fit:
@@ -114,7 +136,8 @@ def reduced_ode(gamma, scheme: str, n: int, first: int = 0, beta0=1.0, tau0=0.3)
         err = np.full(2, np.inf)
     else:
         err = np.sqrt(np.abs(np.diag((res @ res / dof) * np.linalg.inv(JJ))))
-    return Fit(f"reduced ODE ({scheme})", ("beta", "tau"), np.exp(sol.x), err, res, lay)
+    return _made(Fit(f"reduced ODE ({scheme})", ("beta", "tau"), np.exp(sol.x), err, res, lay),
+                 "reduced_ode", gamma, first=first, scheme=scheme, n=n, beta0=beta0, tau0=tau0)
 
 
 class RandomBlock(Mapping):
