@@ -65,10 +65,10 @@ def fig2_order(n=FIG2["n"], beta=FIG2["beta"], level=FIG2["level"], claimed=None
         res.row("enclosures", enc[a].hi < enc[b].lo, before=a, after=b,
                 T_before=str(enc[a]), T_after=str(enc[b]))
     last = ordering.names[-2:]
-    caption = ("yes" if set(last) == {"pre-ln", "peri-ln"} and ordering.relations[-3] == "<"
-               else "no" if ordering.proven else "undecided")
-    res.key_figures = (f"{ordering} (certified); caption 'Pre-LN and Peri-LN converge "
-                       f"last': {caption} (the last two: {last[0]}, {last[1]})")
+    caption = ("certified true" if set(last) == {"pre-ln", "peri-ln"} and ordering.proven
+               else "certified false here" if ordering.proven else "undecided")
+    res.key_figures = (f"{ordering} (each '<' proved); so the caption 'Pre-LN and Peri-LN "
+                       f"converge last' is {caption} (the last two: {last[0]}, {last[1]})")
     return res
 
 
@@ -88,8 +88,8 @@ def fig2_early(first=("post-ln", "ngpt", "peri-ln"), then=("pre-ln",), t=FIG2["d
             Ta, Tb = (crossing_time(s, level, n=n, beta=beta) for s in (a, b))
             res.row("level between", Ta.hi < t < Tb.lo, ahead=a, behind=b,
                     level=str(level), T_ahead=str(Ta), T_behind=str(Tb))
-    res.key_figures = "; ".join(f"{e['ahead']} > {e['behind']} at gamma = {e['level']}"
-                                for e in res.evidence)
+    res.key_figures = f"gamma at t = {t}: " + "; ".join(
+        f"{e['ahead']} > {e['level']} > {e['behind']}" for e in res.evidence)
     return res
 
 

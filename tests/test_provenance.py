@@ -205,3 +205,16 @@ def test_a_fit_keeps_its_data_and_fits_it_again(tmp_path):
     assert ode.provenance.scheme == "post-ln" and ode.provenance.n == 8
     assert ode.values == pytest.approx([1.5, 0.3], rel=1e-4)    # the oracle: its own source
     assert _same_bytes(sd.rerun(ode), ode)
+
+
+def test_a_sweep_table_names_its_grid_seeds_and_times():
+    df = sd.sweep({"scheme": ["post-ln"], "n": [6], "d": [3], "beta": [1.0]}, t=[0.0, 1.0],
+                  seeds=2, executor="serial")
+    p = Provenance.from_json(df.attrs["provenance"])
+    opts = dict(p.options)
+    assert (p.producer, opts["kind"], opts["seeds"], opts["t"]) == ("sweep", "simulate", [0, 1],
+                                                                    [0.0, 1.0])
+    assert opts["grid"]["scheme"] == ["post-ln"] and p.version == sd.__version__
+    other = sd.sweep({"scheme": ["post-ln"], "n": [6], "d": [3], "beta": [1.0]}, t=[0.0, 1.0],
+                     seeds=[3], executor="serial")
+    assert dict(Provenance.from_json(other.attrs["provenance"]).options)["seeds"] == [3]

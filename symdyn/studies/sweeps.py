@@ -39,6 +39,7 @@ from ..base.checks import (
     tolerance,
     writable_path,
 )
+from ..base.provenance import Provenance
 from . import grid as _grid
 from .executors import backend
 from .grid import AXES, COLUMNS, Task, label  # noqa: F401 (re-exported)
@@ -165,7 +166,9 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
         One row per grid point, seed and saved time: the axes, ``seed``, ``t``
         and the observables of :data:`COLUMNS` (``step`` is NaN for the
         continuous dynamics). ``attrs`` holds ``tasks``, ``computed``,
-        ``cached``, ``compute_seconds`` and ``wall_seconds``.
+        ``cached``, ``compute_seconds``, ``wall_seconds`` and ``provenance``
+        (JSON of a :class:`~symdyn.base.provenance.Provenance`: the grid,
+        seeds, times and options, the symdyn version).
 
     Raises
     ------
@@ -237,7 +240,10 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
     table = _grid.table(kind, axes, tasks, results)
     table.attrs.update(tasks=len(tasks), computed=len(seconds), cached=cached,
                        compute_seconds=float(sum(seconds)),
-                       wall_seconds=time.perf_counter() - started)
+                       wall_seconds=time.perf_counter() - started,
+                       provenance=Provenance.of("sweep", None, {
+                           "kind": kind, "grid": grid, "seeds": list(seed_list), "t": times,
+                           "batch": batch, **dict(options)}).to_json())
     if out is not None:
         write_table(table, out)
     return table
