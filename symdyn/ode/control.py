@@ -23,6 +23,7 @@ Layer 1, ode.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,30 +33,31 @@ from ..base.arithmetic import power
 E3_WEIGHT = 0.01      # weight of DOP853's 3rd-order estimate in its error norm
 
 
-def _is_array(x):
-    return isinstance(x, np.ndarray)
+class _Arrays:
+    """The operations of the rules on arrays (a batch)."""
+
+    where, maximum, minimum, logical_not = np.where, np.maximum, np.minimum, np.logical_not
 
 
-def _where(cond, a, b):
-    return np.where(cond, a, b) if _is_array(cond) else (a if cond else b)
+class _Floats:
+    """The same operations on Python floats (one member): exact, as numpy's."""
+
+    maximum, minimum, logical_not = max, min, operator.not_
+
+    @staticmethod
+    def where(cond, a, b):
+        return a if cond else b
 
 
-def _maximum(a, b):
-    return np.maximum(a, b) if _is_array(a) or _is_array(b) else max(a, b)
-
-
-def _minimum(a, b):
-    return np.minimum(a, b) if _is_array(a) or _is_array(b) else min(a, b)
-
-
-def _not(x):
-    return ~x if _is_array(x) else not x
+def _ops(x, y=None):
+    """:class:`_Arrays` if ``x`` or ``y`` is an array, else :class:`_Floats`."""
+    return _Arrays if isinstance(x, np.ndarray) or isinstance(y, np.ndarray) else _Floats
 
 
 def error_scale(atol, rtol, y, y_new):
     r""":math:`\mathrm{atol} + \mathrm{rtol}\,\max(|y|, |y_{new}|)`: the error
     that counts as 1 in a component (arrays, or one component as floats)."""
-    return atol + rtol * _maximum(abs(y), abs(y_new))
+    return atol + rtol * _ops(y, y_new).maximum(abs(y), abs(y_new))
 
 
 def dop853_norm(sum5, sum3, h, scale, dims):
@@ -66,7 +68,8 @@ def dop853_norm(sum5, sum3, h, scale, dims):
     alike: :math:`h\,|e_5|^2 / \sqrt{\mathrm{dims}\,(|e_5|^2 + 0.01\,|e_3|^2)}`;
     ``dims`` counts the components that move (frozen ones add nothing).
     """
-    if _is_array(scale):
+    ops = _ops(scale)
+    if ops is _Arrays:
         e5, e3 = np.divide(sum5, scale), np.divide(sum3, scale)
         n5, n3 = np.add.reduce(e5 * e5, axis=1), np.add.reduce(e3 * e3, axis=1)
         denom = np.sqrt((n5 + E3_WEIGHT * n3) * dims)
@@ -75,7 +78,7 @@ def dop853_norm(sum5, sum3, h, scale, dims):
         e3 = [e / s for e, s in zip(sum3, scale, strict=True)]
         n5, n3 = sum(e * e for e in e5), sum(e * e for e in e3)
         denom = math.sqrt((n5 + E3_WEIGHT * n3) * dims)
-    return _where(n5 == 0, 0.0, h * n5 / _where(denom > 0, denom, 1.0))
+    return ops.where(n5 == 0, 0.0, h * n5 / ops.where(denom > 0, denom, 1.0))
 
 
 @dataclass(frozen=True)
@@ -109,21 +112,24 @@ class Controller:
         rejected step or the first acceptance after a rejection;
         ``factor_min`` after a non-finite step.
         """
+        x = _ops(err)
         accept = finite & (err < 1)
-        effective = _where(accept, _maximum(err, self.estimate_floor * predicted), err)
+        effective = x.where(accept, x.maximum(err, self.estimate_floor * predicted), err)
         positive = effective > 0
-        grown = self.safety * power(_where(positive, effective, 1.0), exponent)
-        factor = _where(positive, grown, self.factor_max)
-        factor = _minimum(_maximum(factor, self.factor_min), self.factor_max)
-        factor = _where(accept & _not(after_rejection), factor, _minimum(factor, 1.0))
-        return accept, _where(finite, factor, self.factor_min)
+        grown = self.safety * power(x.where(positive, effective, 1.0), exponent)
+        factor = x.where(positive, grown, self.factor_max)
+        factor = x.minimum(x.maximum(factor, self.factor_min), self.factor_max)
+        factor = x.where(accept & x.logical_not(after_rejection), factor,
+                         x.minimum(factor, 1.0))
+        return accept, x.where(finite, factor, self.factor_min)
 
     @staticmethod
     def predicted(last_err, ratio, exponent):
         """The err that the last accepted step (error ``last_err``, 0 for none)
         predicts for a step ``ratio`` times as long:
         :math:`\\mathrm{err}\\,\\mathrm{ratio}^{-1/e}`."""
-        return _where(last_err > 0, last_err * power(ratio, -1 / exponent), 0.0)
+        return _ops(last_err).where(last_err > 0, last_err * power(ratio, -1 / exponent),
+                                    0.0)
 
     def next_step(self, step, h, err, finite, clipped, after_rejection, predicted,
                   exponent):
@@ -132,11 +138,12 @@ class Controller:
         ``h`` it was cut from."""
         accept, factor = self.factor(err, finite, after_rejection, predicted, exponent)
         new_h = step * factor
-        return accept, _where(accept & clipped, _maximum(new_h, h), new_h)
+        x = _ops(new_h)
+        return accept, x.where(accept & clipped, x.maximum(new_h, h), new_h)
 
     def too_small(self, h, t):
         """Whether ``h`` is below ``min_relative_step`` :math:`\\max(1, |t|)`."""
-        return h < self.min_relative_step * _maximum(1.0, abs(t))
+        return h < self.min_relative_step * _ops(t).maximum(1.0, abs(t))
 
 
 DEFAULT = Controller()

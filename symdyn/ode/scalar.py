@@ -150,7 +150,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
     step ends on an output time, and the accepted steps that hold one make
     their continuous extension.
     """
-    control = controller_or_default(controller)
+    control, exponent = controller_or_default(controller), DOP853.exponent
     dim = len(y0)
     t_out = list(t_out)
     t_end = t_out[-1]
@@ -179,9 +179,9 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
             err = dop853_norm(_E5(K), _E3(K), step, scale, dim)
             if not math.isfinite(err):
                 raise GiveUp
-            predicted = control.predicted(last_err, step / last_h, DOP853.exponent)
+            predicted = control.predicted(last_err, step / last_h, exponent)
             accept, new_h = control.next_step(step, h, err, True, clipped, rejected,
-                                              predicted, DOP853.exponent)
+                                              predicted, exponent)
             rejected = not accept
             nsteps += 1
             if not accept:
