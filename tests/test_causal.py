@@ -178,8 +178,12 @@ def test_bad_mask_and_merge():
     X0 = _start(3, 2, 0)
     with pytest.raises(ValueError, match="mask must be one of 'full', 'causal'"):
         sd.simulate("post-ln", X0, 1.0, [0.0, 1.0], mask="decoder")
-    with pytest.raises(ValueError, match="merge"):
-        sd.simulate("post-ln", X0, 1.0, [0.0, 1.0], mask="causal", merge=1e-8)
+    # merging under the mask: schemes on the sphere in the clock t only (causal.py)
+    with pytest.raises(ValueError, match="merge: under mask='causal'"):
+        sd.simulate("pre-ln", X0, 1.0, [0.0, 1.0], mask="causal", merge=1e-8)
+    with pytest.raises(ValueError, match="merge: under mask='causal'"):
+        sd.simulate("post-ln", X0, 1.0, [0.0, 1.0], mask="causal", merge=1e-8, clock="log")
+    assert sd.simulate("post-ln", X0, 1.0, [0.0, 1.0], mask="causal", merge=1e-8).nfev > 0
 
 
 # --- the proofs_check claim -------------------------------------------------------------

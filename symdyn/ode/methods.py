@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import dop853, extrapolation, rosenbrock
-from .control import dop853_norm
+from .control import dop853_norm, error_scale
 
 FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
 
@@ -72,7 +72,7 @@ def initial_step(f, y, fy, args, rtol, atol, t_end):
     evaluation of ``f``.
     """
     with np.errstate(all="ignore"):
-        scale = atol + rtol * np.abs(y)
+        scale = error_scale(atol, rtol, y, y)       # atol + rtol |y|
         d0, d1 = _rms(y / scale), _rms(fy / scale)
         h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), FALLBACK_STEP,
                       0.01 * d0 / np.maximum(d1, 1e-300))

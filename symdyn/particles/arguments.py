@@ -188,10 +188,11 @@ def options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clo
     largest = merging.LARGEST[np.dtype(dtype).name]
     merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
              else number(merge, "merge", 0, largest))
-    if causal and merge > 0:
+    # under the mask, merging is exact only on the sphere (symdyn.particles.causal)
+    if causal and merge > 0 and not (s.on_sphere and clock == "t" and step is None):
         if merge_given:
-            raise ValueError("merge: under mask='causal' coincident tokens attend to "
-                             "different tokens, so merging them is not exact; use merge=0")
+            raise ValueError("merge: under mask='causal' merging is exact only for "
+                             "schemes on the sphere in the clock t; use merge=0")
         merge = 0.0
     if kappa is not None and inverse_noise(kappa) is None:      # kappa = inf: no noise
         integer(seed, "seed", 0, optional=True)

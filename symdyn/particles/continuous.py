@@ -17,6 +17,7 @@ from ..model import log_clock
 from ..model.scheme import piecewise_breakpoints
 from ..ode.integrate import integrate
 from . import merging
+from .causal import CausalCoalescence, Grouped, group_field
 from .field import Field
 
 
@@ -50,6 +51,15 @@ def _pace(field, merged, beta, clock, log):
     return pace
 
 
+def _plain(field, beta, clock):
+    """``CausalCoalescence.velocity``: member m's plain field at ``clock[m]``."""
+    def velocity(m, x, r):
+        tm = clock[m:m + 1]
+        v, _ = field.grouped(tm, x[None], r[None], beta[m:m + 1], field.phase_at(tm))
+        return v[0].copy()
+    return velocity
+
+
 def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log,
                 method, causal=False):
     M, n, d = theta.shape
@@ -61,16 +71,23 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
     def unpack(y):
         return y[:, :nd].reshape(-1, n, d), y[:, nd:]
 
-    merged = merging.Coalescence(M, n, merge, log_norm=log, threshold=rec.threshold)
     clock = np.zeros(M)             # each member's latest time (tau: log clock)
-    merged.pace = _pace(field, merged, beta, clock, log)
+    if causal:                      # exact merging under the mask (causal.py)
+        merged = CausalCoalescence(M, n, merge, threshold=rec.threshold)
+        merged.velocity = _plain(field, beta, clock)
+    else:
+        merged = merging.Coalescence(M, n, merge, log_norm=log, threshold=rec.threshold)
+        merged.pace = _pace(field, merged, beta, clock, log)
 
     def rhs(tm, y, phase, bk, mk, member):
         if merge:
             clock[member] = tm
         th, rr = unpack(y)
         # masses only once a token merged (before, all 1: the plain attention)
-        dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk if merged.merges else None)
+        if causal and merged.merges:
+            dth, drr = group_field(field, merged, member, tm, th, rr, bk, phase)
+        else:
+            dth, drr = field.grouped(tm, th, rr, bk, phase, mass=mk if merged.merges else None)
         # (on the sphere the field's radial part is 0)
         return np.concatenate((dth.reshape(len(y), nd), drr), axis=1, dtype=y.dtype)
 
@@ -85,7 +102,8 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
         # every output inside the sweep's steps at once (k: one per row): the
         # observables and the speeds (one batched evaluation of the field)
         th, rr = unpack(y)
-        rec.observe(field, k, members, times[k], th, rr, beta[members], None,
+        f = Grouped(field, merged, members) if causal else field
+        rec.observe(f, k, members, times[k], th, rr, beta[members], None,
                     lambda: f"t = {times[k].min():g}", merged, times[k] if log else 0.0)
 
     def refresh(members, y):

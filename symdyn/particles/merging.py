@@ -155,6 +155,10 @@ direction lay within its offset of the reported one, its norm within
 ``delta`` relative, and its speed differs from the group's by its motion
 relative to the group's centre, at most ``L`` times the offsets.
 
+**Under the causal mask** a group does not attend as one token of mass
+``k`` (a query between its members sees only some of them):
+:mod:`symdyn.particles.causal` merges there, exactly.
+
 Measured (``tests/test_merging.py``): Pre-LN, Mix-LN and Peri-LN from a
 uniform start (``n = 8``, ``d = 16``, ``beta = 0.5``) to ``t = 1e12``, in
 ``t`` and in the log clock, never merge and report what the unmerged run

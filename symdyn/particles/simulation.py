@@ -198,7 +198,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         deprecated.)
     mask : {"full", "causal"} (any case)
         ``"causal"``: token ``k`` attends only to ``j <= k`` (decoders; every
-        scheme, weights and heads; no merging). Default: full attention.
+        scheme, weights and heads; merging on the sphere only, exact under the
+        mask: :mod:`symdyn.particles.causal`). Default: full attention.
     kappa : float, optional
         The inverse noise level (> 0) of the noisy dynamics (needs ``step``):
         each layer's rule is followed by
