@@ -181,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
                  epilog=EXIT_CODES)
     v.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
     v.add_argument("--only", nargs="+", metavar="NAME",
-                   help=f"run only these checks: {', '.join(check_names())}")
+                   help=f"run only these checks: {', '.join(check_names())} (with "
+                        f"--certify also: fig2-order, fig2-early, regions)")
     v.add_argument("--json", metavar="FILE", help="also write every result as JSON")
     v.add_argument("--certify", action="store_true",
                    help="also prove, in ball arithmetic, the claims a finite computation "
