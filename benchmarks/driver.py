@@ -31,7 +31,7 @@ from solve import best  # benchmarks/solve.py: best of a few timed calls
 
 import symdyn as sd
 from symdyn.reduced import solver
-from symdyn.reduced.solver import _U_RTOL, _u_atol
+from symdyn.reduced.problem import U_RTOL, u_atol
 from symdyn.studies.phase_diagram import equiangular_time
 
 LEVEL, N, T_MAX, RTOL, ATOL = 0.999, 32, 1e6, 1e-11, 1e-12
@@ -90,9 +90,9 @@ def solve_ivp_loop(scheme, betas):
         def event(t, y):
             return y[0] - target
         event.terminal, event.direction = True, -1
-        u_atol = float(_u_atol(np.array(1.0), np.array(float(N)), RTOL))
+        atol_u = float(u_atol(np.array(1.0), np.array(float(N)), RTOL))
         sol = solve_ivp(rhs, (0, T_MAX), [0.0, 1.0], method="DOP853", events=event,
-                        rtol=[_U_RTOL, RTOL], atol=[u_atol, ATOL])
+                        rtol=[U_RTOL, RTOL], atol=[atol_u, ATOL])
         out.append(sol.t_events[0][0] if sol.t_events[0].size else np.inf)
     return np.array(out)
 

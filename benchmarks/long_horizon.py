@@ -34,6 +34,10 @@ Run: ``python benchmarks/long_horizon.py [--quick]``. Prints, in one run:
     after clustering (Pre-LN, n = 8, d = 2, beta = 4, 8 seeds, to tau = 1e5)
     and unmerged Post-LN contraction (beta = 9, 2 seeds, merge=0, to t = 1e5;
     n = 8, d = 4, and the issue's n = 32, d = 8); ``--quick`` stops all at 1e4.
+(h) causal Post-LN (n = 32, d = 3, beta = 9, 2 seeds, to t = 1e6; ``--quick``
+    1e4): merged under the mask (symdyn.particles.causal) against merge=0,
+    evaluations and CPU seconds (process_time: the CPU is shared), and
+    whether the labels and events are the same (target <= 10 s).
 """
 
 import argparse
@@ -46,6 +50,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 import symdyn as sd
+import symdyn.reduced.problem as problem
 import symdyn.reduced.solver as solver
 from symdyn.reduced.compile import stable_system
 from symdyn.studies.phase_diagram import equiangular_time
@@ -220,8 +225,8 @@ def part_e():
         return sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[0.0, 5.0, 20.0])
 
     # the tolerances sd.solve gives its state (u = log(1 - gamma), r)
-    rtol = [solver._U_RTOL, 1e-11]
-    atol = [float(solver._u_atol(np.array(1.0), np.array(8.0), 1e-11)), 1e-12]
+    rtol = [problem.U_RTOL, 1e-11]
+    atol = [float(problem.u_atol(np.array(1.0), np.array(8.0), 1e-11)), 1e-12]
 
     def theirs():
         return solve_ivp(rhs, (0, 20), [0.0, 1.0], method="DOP853", rtol=rtol, atol=atol,
@@ -239,14 +244,14 @@ def part_e():
 
 
 def part_f(quick):
-    from symdyn.particles.simulation import _Field
+    from symdyn.particles.field import Field
 
     m, n, d = 8, 256, 512
     X = sd.init.sphere(n, d, batch=m, seed=0)
     beta, tm = np.full(m, np.sqrt(d)), np.zeros(m)
     cost = {}
     for dt in (np.float64, np.float32):
-        field = _Field(sd.scheme("peri-ln"), sd.weights.identity(d), "softmax", (), None,
+        field = Field(sd.scheme("peri-ln"), sd.weights.identity(d), "softmax", (), None,
                        dtype=dt)
         Xd, rd = X.astype(dt), np.ones((m, n), dtype=dt)
         field(tm, Xd, rd, beta, 0)
@@ -298,6 +303,24 @@ def part_g(quick):
               f"speed {np.abs(auto.speed - explicit.speed).max():.1e}")
 
 
+def part_h(quick):
+    X0 = sd.init.sphere(32, 3, batch=2, seed=0)
+    t = [0.0, 1e1, 1e2, 1e3, 1e4] + ([] if quick else [1e5, 1e6])
+
+    def run(merge):
+        t0 = time.process_time()
+        sim = sd.simulate("post-ln", X0, beta=9.0, t=t, mask="causal", merge=merge)
+        return sim, time.process_time() - t0
+
+    (merged, c_m), (plain, c_p) = run(None), run(0.0)
+    same = (np.array_equal(merged.labels, plain.labels) and merged.events == plain.events)
+    print(f"(h) causal Post-LN, n = 32, d = 3, beta = 9, 2 seeds, to t = {t[-1]:g}: merged "
+          f"{merged.nfev:,} evaluations, {c_m:.1f} CPU s ({merged.merged} tokens merged); "
+          f"merge=0 {plain.nfev:,}, {c_p:.1f} CPU s: ratio {plain.nfev / merged.nfev:.1f}x "
+          f"evaluations, {c_p / c_m:.1f}x CPU; same labels and events: {same}; clusters "
+          f"{merged.clusters.tolist()}  (target <= 10 s)")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -313,6 +336,7 @@ def main():
     part_e()
     part_f(quick)
     part_g(quick)
+    part_h(quick)
 
 
 if __name__ == "__main__":

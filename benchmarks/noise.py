@@ -91,7 +91,7 @@ def _floor(X0, L):
     return (t1 - t0) / L, (time.perf_counter() - t1) / L
 
 
-def _ratio(n, d, M, L, repeats=7, span=False):
+def bessel_ratio(n, d, M, L, repeats=7, span=False):
     """Best time per layer of each path and of the bare draw, interleaved (a shared
     machine's load hits them alike); ``span``: also the layers in all d coordinates."""
     X0 = sd.init.sphere(n, d, batch=M, seed=0)
@@ -118,9 +118,9 @@ def speed():
     print(f"{'n':>5} {'d':>4} {'batch':>5} {'det':>9} {'noisy':>9} {'ratio':>7} {'draw':>7}"
           f" {'unit':>6} {'draw/det':>9} {'floor':>9} {'fl/det':>7} {'noisy/fl':>7}")
     for n, d, M, L in CASES:
-        _row(n, d, M, *_ratio(n, d, M, L)[:4])
+        _row(n, d, M, *bessel_ratio(n, d, M, L)[:4])
     n, d, M, L = SPAN_CASE
-    quiet, noisy, draw, unit, full = _ratio(n, d, M, L, span=True)
+    quiet, noisy, draw, unit, full = bessel_ratio(n, d, M, L, span=True)
     _row(n, d, M, quiet, noisy, draw, unit, "  det in the span")
     _row(n, d, M, full, noisy, draw, unit, "  det in all d coordinates")
     print(f"n = {n}, d = {d}: with identity weights and d > n the deterministic layers run in "

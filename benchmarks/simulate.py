@@ -27,7 +27,7 @@ import numpy as np
 
 import symdyn as sd
 from symdyn.particles.attention import attention
-from symdyn.particles.simulation import _Field
+from symdyn.particles.field import Field
 
 
 def loop_post_ln(X, beta, h, layers):
@@ -136,7 +136,7 @@ def part_b():
     tm = np.zeros(m)
     for label, w in (("identity", sd.weights.identity(d)),
                      ("kaiming, 1 head", sd.weights.kaiming(d, seed=0))):
-        field = _Field(sd.scheme("peri-ln"), w, "softmax", (), None)
+        field = Field(sd.scheme("peri-ln"), w, "softmax", (), None)
         field(tm, X, r, beta, 0)                          # warm-up
         t_field = best(lambda field=field: field(tm, X, r, beta, 0), repeat=5)
         if w.identity:
@@ -244,7 +244,7 @@ def plain_batched(plain):
 def field_costs(name, plain, y0, X0, beta, k=20000):
     """Seconds per call of the continuous field (with masses, without) and of ``plain``."""
     n, d = X0.shape
-    field = _Field(sd.scheme(name), sd.weights.identity(d), "softmax", (), None)
+    field = Field(sd.scheme(name), sd.weights.identity(d), "softmax", (), None)
     theta, r = X0[None], np.ones((1, n))
     tm, b, mass = np.zeros(1), np.full(1, beta), np.ones((1, n))
     t_mass = best(lambda: [field(tm, theta, r, b, 0, mass=mass) for _ in range(k)]) / k

@@ -36,8 +36,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import symdyn as sd
-from symdyn.reduced import solver
-from symdyn.reduced.solver import _u_atol
+from symdyn.reduced import problem
+from symdyn.reduced.problem import u_atol
 
 T_END, RTOL, ATOL = 20.0, 1e-11, 1e-12
 
@@ -60,9 +60,9 @@ def baseline_one(name, n, beta):
         return [f_u(t, eps, y[1], n, beta), f_r(t, eps, y[1], n, beta)]
 
     # the same tolerances sd.solve uses for this member
-    u_atol = float(_u_atol(np.array(1.0), np.array(n), RTOL))
+    atol_u = float(u_atol(np.array(1.0), np.array(n), RTOL))
     sol = solve_ivp(rhs, (0, T_END), [0.0, r0], method="DOP853",
-                    rtol=[100 * np.finfo(float).eps, RTOL], atol=[u_atol, ATOL],
+                    rtol=[100 * np.finfo(float).eps, RTOL], atol=[atol_u, ATOL],
                     t_eval=[T_END])
     return sol.y[0, -1]
 
@@ -79,18 +79,18 @@ def best(call, repeat=3):
 @contextlib.contextmanager
 def diagnostics_always():
     """The solve as before: every evaluation records each member's state."""
-    build = solver._Problem.build.__func__
+    build = problem.BatchProblem.build.__func__
 
     def keep(cls, *args):
         pb = build(cls, *args)
         pb.field.remember = True
         return pb
 
-    solver._Problem.build = classmethod(keep)
+    problem.BatchProblem.build = classmethod(keep)
     try:
         yield
     finally:
-        solver._Problem.build = classmethod(build)
+        problem.BatchProblem.build = classmethod(build)
 
 
 def stacked_solve_ivp(n, beta):
@@ -103,7 +103,7 @@ def stacked_solve_ivp(n, beta):
         du, dr = f(np.full(M, t), np.exp(u), r, n, beta)
         return np.concatenate([du, np.broadcast_to(dr, (M,))])
 
-    atol = np.concatenate([_u_atol(np.ones(M), n, RTOL), np.full(M, ATOL)])
+    atol = np.concatenate([u_atol(np.ones(M), n, RTOL), np.full(M, ATOL)])
     rtol = np.concatenate([np.full(M, 100 * np.finfo(float).eps), np.full(M, RTOL)])
     return solve_ivp(rhs, (0, T_END), np.concatenate([np.zeros(M), np.ones(M)]),
                      method="DOP853", rtol=rtol, atol=atol, t_eval=[T_END])

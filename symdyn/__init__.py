@@ -11,6 +11,7 @@ from . import (
     certify,  # noqa: F401 (sd.certify; python-flint is needed on use)
     trained,  # noqa: F401 (sd.trained.load; the optional extra is needed on use)
 )
+from ._moved import MOVED, target
 from ._moved import install as _install_moved
 from .base.version import __version__  # noqa: F401  (the package's version)
 from .meanfield import (
@@ -24,24 +25,21 @@ from .meanfield import (
     mean_field_zonal,
 )
 from .model import symbols
-from .model.registry import Scheme, custom_scheme, scheme, schemes
+from .model.registry import custom_scheme, scheme, schemes
+from .model.scheme import Scheme
 from .output import plot
 from .output.rerun import load, rerun
 from .particles import init, weights
 from .particles.clusters import cluster_labels, energy, renyi_centres
-from .particles.simulation import Simulation, simulate
-from .reduced.asymptotics import (
-    LeadingOrder,
-    Terminal,
-    initial_token_speed,
-    initial_velocity,
-    leading_order,
-    terminal,
-)
+from .particles.result import Simulation
+from .particles.simulation import simulate
+from .reduced.asymptotics import Terminal, terminal
 from .reduced.compile import StableSystem, stable_system
 from .reduced.equiangular import Reduction, reduce
 from .reduced.forward_sensitivity import Sensitivity, sensitivity
-from .reduced.solver import Trajectory, solve
+from .reduced.initial import LeadingOrder, initial_token_speed, initial_velocity, leading_order
+from .reduced.solve_result import Trajectory
+from .reduced.solver import solve
 from .reduced.summary import Derivation, derive, table
 from .studies.inverse import Design, alpha_family, design
 from .studies.sweeps import sweep
@@ -64,7 +62,6 @@ _install_moved()
 
 def __getattr__(name: str):
     """``from symdyn import registry`` (symdyn 0.1's flat modules): the moved module, warned."""
-    from ._moved import MOVED, target
     if name in MOVED:
         module = globals()[name] = target(name)    # warned once
         return module

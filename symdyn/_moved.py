@@ -1,10 +1,12 @@
-"""Old import paths (symdyn 0.1's flat modules) for one release, with a DeprecationWarning.
+"""Old import paths (symdyn 0.1.0's flat modules), with a DeprecationWarning, until 0.3.0.
 
-``import symdyn.registry`` and ``from symdyn import registry`` still give the
-module, now :mod:`symdyn.model.registry`, and warn once per name. Public
+``import symdyn.registry`` and ``from symdyn import registry`` still work in
+0.2.0 and warn once per name: the module is :mod:`symdyn.model.registry`, and
+a name symdyn 0.1.0 held there that now lives elsewhere (``LayerRule`` in
+:mod:`symdyn.model.scheme`) is found in its home (:data:`HOMES`). Public
 submodules (``sd.init``, ``sd.weights``, ``sd.plot``, ``sd.symbols``) are not
 deprecated. ``symdyn.particles`` is now the subpackage, which still exports
-``Simulation`` and ``simulate``. Remove this module in the release after next.
+``Simulation`` and ``simulate``. This module is removed in symdyn 0.3.0.
 
 Layer 5, the top (entry points).
 """
@@ -15,6 +17,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 import warnings
 
 #: old module name -> its module now
@@ -57,17 +60,59 @@ MOVED = {
     "weights": "particles.weights",
 }
 
+#: old module -> where the names it held in 0.1.0 and its module now lacks live
+HOMES = {
+    "asymptotics": ("reduced.initial", "reduced.bounded"),
+    "equiangular": ("base.checks",),
+    "expressions": ("model.guards",),
+    "figures": ("output.claims", "output.diagrams", "output.page"),
+    "forward_sensitivity": ("reduced.variational",),
+    "inverse": ("studies.optimize",),
+    "law_limits": ("model.guards",),
+    "registry": ("model.scheme", "model.piecewise", "model.law_checks", "model.parameters",
+                 "model.guards"),
+    "report": ("output.formatting",),
+    "solver": ("reduced.solve_result", "reduced.solve_checks", "reduced.problem"),
+    "sweeps": ("studies.grid", "studies.storage", "studies.runs"),
+}
+
+#: the release that removes the old paths
+REMOVED_IN = "0.3.0"
+
 #: public submodules, imported as before without a warning
 PUBLIC = ("init", "weights", "plot", "symbols")
+
+
+_OLD: dict[str, types.ModuleType] = {}
+
+
+class OldModule(types.ModuleType):
+    """symdyn 0.1.0's module ``symdyn.<old>``: the names of the module it moved
+    to, then those of the homes (:data:`HOMES`) its other names moved to."""
+
+    def __init__(self, old: str, module):
+        super().__init__(f"symdyn.{old}", module.__doc__)
+        self.__dict__["moved_to"] = module
+        self.__dict__["homes"] = tuple(f"symdyn.{h}" for h in HOMES.get(old, ()))
+
+    def __getattr__(self, attr: str):
+        for home in (self.moved_to.__name__, *self.homes):
+            module = importlib.import_module(home)
+            if hasattr(module, attr):
+                return getattr(module, attr)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}")
 
 
 def target(name: str):
     """The module an old name stands for, with the warning that it moved."""
     new = f"symdyn.{MOVED[name]}"
-    if name not in PUBLIC:
-        warnings.warn(f"symdyn.{name} moved to {new}; the old path goes in the next "
-                      f"release", DeprecationWarning, stacklevel=3)
-    return importlib.import_module(new)
+    if name in PUBLIC:
+        return importlib.import_module(new)
+    warnings.warn(f"symdyn.{name} moved to {new}; the old path is removed in symdyn "
+                  f"{REMOVED_IN}", DeprecationWarning, stacklevel=3)
+    if name not in _OLD:
+        _OLD[name] = OldModule(name, importlib.import_module(new))
+    return _OLD[name]
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from symdyn import cli
 from symdyn.cli import main
 
 
@@ -151,9 +152,6 @@ def test_solve_bad_input_one_line_exit_2(argv, culprit):
 
 
 def test_version_and_python_dash_m():
-    import subprocess
-    import sys
-
     import symdyn as sd
 
     out = subprocess.run([sys.executable, "-m", "symdyn", "--version"], capture_output=True,
@@ -265,8 +263,6 @@ def _one_line_error(capsys):
 
 
 def test_exit_statuses_differ_and_are_in_the_help(monkeypatch, capsys):
-    import symdyn.cli as cli
-
     with pytest.raises(SystemExit):
         main(["--help"])
     text = capsys.readouterr().out
@@ -298,7 +294,6 @@ def test_report_into_a_read_only_folder_is_refused_before_the_work(tmp_path, mon
                                                                    capsys):
     from test_sweep_safety import refuse_writes
 
-    import symdyn.cli as cli
 
     monkeypatch.setattr(cli.commands, "build_report", lambda *a, **k: pytest.fail("work started"))
     refuse_writes(monkeypatch, tmp_path)
@@ -338,7 +333,6 @@ def test_report_that_cannot_write_mid_run_says_what_and_where(tmp_path, monkeypa
 ])
 def test_control_only_errors_on_a_file_are_blamed_on_the_file(tmp_path, monkeypatch, capsys,
                                                               error, status, start):
-    import symdyn.cli as cli
 
     def fail(*args, **kw):
         raise error
@@ -686,7 +680,6 @@ def test_messages_name_the_options(argv, start, capsys):
 def test_control_the_library_s_words_are_python_keywords(monkeypatch, capsys):
     import re
 
-    import symdyn.cli as cli
 
     monkeypatch.setattr(cli, "in_flags", lambda text, flags: text)
     assert main(_SIM + ["--kappa", "4"]) == 2

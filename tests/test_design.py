@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-from symdyn.studies.inverse import ALPHA_FAMILIES, compare, evaluate
+from symdyn.studies.inverse import ALPHA_FAMILIES, bounds_of, compare, evaluate
 
 PROBLEM = dict(depth=4.0, n=32, beta=1.0, gamma0=0.0)
 
@@ -103,8 +103,6 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_an_ngpt_family_is_recognized_by_its_laws_not_its_name():
-    from symdyn.studies.inverse import bounds_of
-
     # the affine family given as a Scheme, at other defaults: nGPT's laws, its bounds
     fam = sd.scheme("ngpt", alpha="a0 + a1*t", params={"a0": 2.0, "a1": 1.0})
     assert bounds_of(fam, None, 4.0) == [ALPHA_FAMILIES["affine"][2][k] for k in ("a0", "a1")]

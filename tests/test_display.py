@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.model.display import latex
+from symdyn.model.display import latex, sparkline
 from symdyn.model.symbols import beta, gamma, n
 
 
@@ -104,8 +104,6 @@ def test_table_columns_are_chosen_by_name_and_one_scheme_is_a_list_of_one():
 
 
 def test_sparkline_of_a_flat_or_short_curve():
-    from symdyn.model.display import sparkline
-
     assert sparkline([0.0], [1.0]) == ""
     assert "polyline" in sparkline(np.arange(3.0), np.ones(3))
 

@@ -13,7 +13,7 @@ import pytest
 
 import symdyn as sd
 from symdyn.output import diagrams, figures, plot
-from symdyn.output.style import WIDTHS, paper_style
+from symdyn.output.style import WIDTHS, paper_style, style
 from symdyn.studies.phase_diagram import PhaseDiagram
 
 matplotlib.use("Agg", force=True)
@@ -129,8 +129,6 @@ def test_controls_fail_the_checks():
 
 
 def test_styles_of_ten_schemes_are_distinct():
-    from symdyn.output.style import style
-
     customs = [sd.custom_scheme(f"mine{k}", speed=f"r**{k + 1}", radial="a") for k in range(2)]
     looks = [style(s, marker=True) for s in [*sd.schemes(), *customs]]
     assert len(looks) >= 10

@@ -3,13 +3,9 @@
 import numpy as np
 
 import symdyn as sd
-from symdyn.output.figures import (
-    caption_checks,
-    figure2_data,
-    figure3_data,
-    figure4_data,
-    figure5_data,
-)
+import symdyn.output.figures as F
+from symdyn.output.claims import caption_checks
+from symdyn.output.figures import figure2_data, figure3_data, figure4_data, figure5_data
 
 
 def test_figure2_curves_are_sd_solve():
@@ -57,8 +53,6 @@ def test_figure4_and_5_bands():
 
 
 def test_write_figures_makes_png_and_svg(tmp_path, monkeypatch):
-    import symdyn.output.figures as F
-
     small = F.figure4_data
 
     def tiny(**kw):

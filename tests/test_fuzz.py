@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import symdyn as sd
 from symdyn import cli
-from symdyn.model.expressions import LIMITS, parse
+from symdyn.model.expressions import parse
+from symdyn.model.guards import LIMITS
 from symdyn.model.symbols import SCHEME_SYMBOLS
 
 

@@ -35,10 +35,11 @@ from sympy.utilities.lambdify import MODULES
 import symdyn as sd
 from symdyn import cli
 from symdyn.base import budget
-from symdyn.model import expressions, guards
+from symdyn.model import guards
 from symdyn.model import scheme as registry  # the home of law_of_t
-from symdyn.model.expressions import CONSTANTS, FUNCTIONS, LIMITS, parse, substitute
-from symdyn.model.registry import Scheme
+from symdyn.model.expressions import parse
+from symdyn.model.guards import CONSTANTS, FUNCTIONS, LIMITS, substitute
+from symdyn.model.scheme import Scheme
 from symdyn.model.symbols import ALL_SYMBOLS, A_norm, n, t
 from symdyn.reduced.equiangular import one_layer_cosine
 
@@ -71,7 +72,7 @@ class Spy:
     hypothesis use ``getattr``, ``open``, ``compile``) gets the original."""
 
     def __init__(self, mp, name):
-        expressions.python_names()          # lambdify's namespaces filled first
+        guards.python_names()          # lambdify's namespaces filled first
         self.calls, self.original = 0, getattr(builtins, name, None)
         # classes stay (``except TypeError`` needs the class): calling one
         # from compiled code builds an object, it runs nothing of the user's;
@@ -155,7 +156,7 @@ def test_undefined_functions_built_in_python_are_never_compiled(name):
         except ValueError as exc:
             assert str(exc).startswith("alpha"), str(exc)
         else:
-            assert name not in expressions.python_names() and not name.startswith("_")
+            assert name not in guards.python_names() and not name.startswith("_")
         assert spy.calls == 0
 
 
@@ -180,14 +181,14 @@ def test_the_spies_see_a_leak_with_the_guards_off(monkeypatch):
 
 def test_compiled_code_has_no_builtins():
     x = sp.Symbol("x", real=True)
-    f = expressions.lambdify([x], sp.exp(-x) + sp.Abs(x), "x")
+    f = guards.lambdify([x], sp.exp(-x) + sp.Abs(x), "x")
     assert f(0.0) == 1.0 and f(-1.0) == pytest.approx(math.e + 1)
     assert set(f.__globals__["__builtins__"]) <= {"abs", "min", "max", "range", "float",
                                                   "int"}
     for law in sd.scheme("mix-ln").numeric()[0]:
         assert "open" not in law.__globals__["__builtins__"]
     # mpmath code (it writes abs) runs sealed too
-    g = expressions.lambdify([x], sp.Abs(x) - 1, "x", modules="mpmath")
+    g = guards.lambdify([x], sp.Abs(x) - 1, "x", modules="mpmath")
     assert g(mpmath.mpf(-3)) == 2
 
 
@@ -261,7 +262,7 @@ def growing_laws():
 def test_substituting_big_arguments_into_gamma_like_laws_is_refused(growing_laws, fname, big):
     # A law in n (or a parameter c) that is fine until a big number is put in.
     f, red, fam = growing_laws[fname]
-    value = expressions.number(big, "n")
+    value = guards.number(big, "n")
     _quick(lambda: substitute(f(n), {n: value}, "n"), "n: .*limit 100")
     _quick(lambda: red.at(n=big), "n: .*limit 100")
     _quick(lambda: fam.bind(c=big), "c: .*limit 100")
@@ -306,7 +307,7 @@ def test_large_exact_beta_is_derived_quickly():
         red = sd.reduce("post-ln", beta=beta)
         v = sd.initial_velocity("post-ln", beta=beta)
         assert time.process_time() - start < 10.0     # 0.6 s cold; a minute unsubstituted
-        assert red.beta == expressions.number(beta, "beta") and not v.has(sd.symbols.beta)
+        assert red.beta == guards.number(beta, "beta") and not v.has(sd.symbols.beta)
     # the same law as with a small beta, put in after the derivation
     red = sd.reduce("peri-ln", beta=1000)
     ref = sd.reduce("peri-ln").gamma_dot.xreplace({sd.symbols.beta: 1000})
@@ -583,7 +584,7 @@ def test_speeds_that_vanish_are_still_refused():
 
 def test_messages_name_symbols_of_the_model():
     # the domain table covers the model's symbols and nothing else
-    assert set(expressions.DOMAIN) <= set(ALL_SYMBOLS)
+    assert set(guards.DOMAIN) <= set(ALL_SYMBOLS)
 
 
 # --- constants beyond floats' range; messages that stay short ---------------------

@@ -96,14 +96,14 @@ def test_large_kappa_and_the_uniform_side():
 def test_the_left_side_increases():
     # the step of the module's argument: s A_{d+2}(s) = s/A_d(s) - d rises from 0
     # like s^2/(d+2) (A_d(s)/s decreases, Amos 1974); the identity itself by quadrature
-    from symdyn.meanfield.kuramoto import _ratio
+    from symdyn.meanfield.kuramoto import bessel_ratio
     s = np.geomspace(1e-6, 1e6, 400)
     for d in (2, 3, 4, 9, 64):
-        T = np.array([x * _ratio(x, d + 2) for x in s])
+        T = np.array([x * bessel_ratio(x, d + 2) for x in s])
         assert np.all(np.diff(T) > 0)
         assert T[0] == pytest.approx(s[0] ** 2 / (d + 2), rel=1e-9)
     for d, x in ((2, 0.3), (3, 2.0), (7, 15.0)):
-        assert x / vmf_mean(x, d) - d == pytest.approx(x * _ratio(x, d + 2), rel=1e-11)
+        assert x / vmf_mean(x, d) - d == pytest.approx(x * bessel_ratio(x, d + 2), rel=1e-11)
 
 
 def test_exported_and_refuses_bad_arguments():

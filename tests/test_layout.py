@@ -127,12 +127,35 @@ def test_old_import_paths_work_with_a_deprecation_warning(old, new):
         sys.modules.pop(name, None)
     import symdyn
     symdyn.__dict__.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=f"symdyn.{old} moved to {new}"):
+    with pytest.warns(DeprecationWarning, match=f"symdyn.{old} moved to {new}; the old "
+                                                 f"path is removed in symdyn 0.3.0"):
         module = importlib.import_module(f"symdyn.{old}")
-    assert module is importlib.import_module(new)
+    moved = importlib.import_module(new)
+    assert all(getattr(module, k) is v for k, v in vars(moved).items() if not k.startswith("__"))
     symdyn.__dict__.pop(old, None)
     with pytest.warns(DeprecationWarning, match=f"symdyn.{old} moved"):
         assert getattr(symdyn, old) is module
+
+
+@pytest.mark.parametrize("old, new, name, home", [
+    ("registry", "model.registry", "LayerRule", "symdyn.model.scheme"),
+    ("registry", "model.registry", "piecewise_breakpoints", "symdyn.model.piecewise"),
+    ("expressions", "model.expressions", "lambdify", "symdyn.model.guards"),
+    ("asymptotics", "reduced.asymptotics", "leading_order", "symdyn.reduced.initial"),
+    ("sweeps", "studies.sweeps", "CacheWarning", "symdyn.studies.storage")])
+def test_names_symdyn_0_1_held_in_an_old_module_are_found_in_their_home(old, new, name, home):
+    """symdyn 0.1.0's ``from symdyn.registry import LayerRule`` (the name now
+    lives in model.scheme, not in model.registry) still works until 0.3.0."""
+    sys.modules.pop(f"symdyn.{old}", None)
+    import symdyn
+    symdyn.__dict__.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"symdyn.{old} moved"):
+        module = importlib.import_module(f"symdyn.{old}")
+    assert getattr(module, name) is getattr(importlib.import_module(home), name)
+    assert not hasattr(importlib.import_module(f"symdyn.{new}"), name)    # not re-exported
+    # control: a name no module of its homes holds is an AttributeError
+    with pytest.raises(AttributeError, match=f"symdyn.{old}' has no attribute 'no_such_name'"):
+        _ = module.no_such_name
 
 
 def test_the_public_submodules_and_the_old_particles_names_do_not_warn():

@@ -22,7 +22,7 @@ import symdyn as sd
 from symdyn.base import checks
 from symdyn.model import baseline, law_limits
 from symdyn.particles import simulation as particles
-from symdyn.reduced import solver
+from symdyn.reduced import solve_checks
 from symdyn.studies import grid, inverse
 from symdyn.studies.inverse import evaluate
 
@@ -339,10 +339,10 @@ def test_simulate_says_r_underflowed_with_the_time():
 
 def test_the_float_fault_names_underflow_not_the_law():
     system = sd.stable_system(sd.custom_scheme("shrink", speed="r", **SHRINK))
-    assert "r underflowed at t = 35.3" in str(solver._law_fault(system, "radial", 4.7e-307,
-                                                                35.3, 8, 1))
+    assert "r underflowed at t = 35.3" in str(solve_checks.law_fault(system, "radial", 4.7e-307,
+                                                                      35.3, 8, 1))
     # control: a law that drives r through 0 is still blamed
-    assert "drives r to -0.03" in str(solver._law_fault(system, "radial", -0.03, 1.0, 8, 1))
+    assert "drives r to -0.03" in str(solve_checks.law_fault(system, "radial", -0.03, 1.0, 8, 1))
 
 
 def test_dps_says_r_fell_below_its_resolution():

@@ -104,9 +104,9 @@ def _exact_velocity(theta, mass, beta):
 def test_far_clusters_move_with_full_relative_precision():
     # velocity ~1e-12: the token's own O(1) attention term is split off, not
     # subtracted after the fact (that left 1e-16 noise, 1e-4 relative)
-    from symdyn.particles.simulation import _Field
+    from symdyn.particles.field import Field
     theta, mass, beta = _two_clusters()
-    field = _Field(sd.scheme("post-ln"), sd.weights.identity(3), "softmax", (), None)
+    field = Field(sd.scheme("post-ln"), sd.weights.identity(3), "softmax", (), None)
     v, _ = field(np.zeros(1), theta, np.ones((1, 2)), np.array([beta]), 0, mass=mass)
     exact = _exact_velocity(theta, mass, beta)
     assert np.linalg.norm(exact) < 1e-10

@@ -12,7 +12,9 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.model.registry import _REGISTRY, Entry, LayerRule, Scheme, Style, unit
+from symdyn.model.entry import Entry, Style
+from symdyn.model.registry import BUILTINS
+from symdyn.model.scheme import LayerRule, Scheme, unit
 from symdyn.model.symbols import C, t
 from symdyn.proofs_check import clustering, general_starts, symmetric, terminal_velocity
 
@@ -29,7 +31,7 @@ def _half_ln():
 @pytest.fixture
 def half_ln(monkeypatch):
     entry = Entry("half-ln", _half_ln, Style("#000000", "-", "half-LN"), "this test", order=99)
-    monkeypatch.setitem(_REGISTRY, "half-ln", entry)
+    monkeypatch.setitem(BUILTINS, "half-ln", entry)
     return "half-ln"
 
 

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 import symdyn as sd
-from symdyn.output.plot import save, style, trajectory
+from symdyn.output.page import save
+from symdyn.output.plot import trajectory
+from symdyn.output.style import style
 
 plt = pytest.importorskip("matplotlib.pyplot")
 
@@ -110,14 +112,15 @@ def test_a_law_parameter_of_any_entry_is_shown_as_math(monkeypatch):
     import sympy as sp
 
     from symdyn.model import registry
+    from symdyn.model.entry import Entry, Parameter, Style
     from symdyn.model.expressions import parse
-    from symdyn.model.scheme import Entry, Parameter, Scheme, Style
+    from symdyn.model.scheme import Scheme
 
     def build(kappa="1"):
         k = parse(kappa, "kappa", {"t": sd.symbols.t}, functions_of_t=True)
         return Scheme("damped", sd.symbols.A_norm * k, sp.Integer(0), sp.oo, (("kappa", k),))
 
-    monkeypatch.setitem(registry._REGISTRY, "damped", Entry(
+    monkeypatch.setitem(registry.BUILTINS, "damped", Entry(
         "damped", build, Style("#123456", "-", "Damped"), "", 99,
         (Parameter("kappa", "1", kind="law"),)))
     assert style("damped") == {"color": "#123456", "linestyle": "-", "label": "Damped"}

@@ -6,7 +6,7 @@ import pytest
 
 import symdyn as sd
 import symdyn.reduced.problem as problem_module
-from symdyn.reduced import forward_sensitivity
+from symdyn.reduced import variational
 
 T = [0.5, 2.0, 5.0]
 
@@ -108,4 +108,4 @@ def test_negative_control_a_wrong_system_fails_the_check(monkeypatch):
     tr = solve(scheme, values, t=T, sensitivities=["c"])
     fd = central_difference(scheme, values, "c", 1e-4)
     assert relative(tr.sensitivities["c"], fd).max() > 1e-3
-    assert forward_sensitivity.rates is not forcing_only
+    assert variational.rates is not forcing_only

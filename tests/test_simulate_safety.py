@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.model.registry import Scheme
+from symdyn.model.scheme import Scheme
 from symdyn.model.symbols import A_norm as A_NORM
 from symdyn.model.symbols import t as T
 

@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.model.registry import Scheme
+from symdyn.model.scheme import Scheme
 from symdyn.model.symbols import t
 
 BASE = dict(n=4, beta=1.0, gamma0=0.0, t=[1.0])

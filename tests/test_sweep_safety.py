@@ -37,7 +37,7 @@ import symdyn.studies.storage as storage
 import symdyn.studies.sweeps as sweep_module
 from symdyn.cli import write_phase_diagrams
 from symdyn.studies.phase_diagram import phase_diagram
-from symdyn.studies.sweeps import CacheWarning
+from symdyn.studies.storage import CacheWarning
 
 run_task = sweep_module.run_task                # the real one, before any monkeypatch
 calls = test_sweep.calls                        # fixture: the keys of the tasks that run
@@ -261,8 +261,6 @@ def test_killed_sweep_leaves_no_orphaned_workers(tmp_path):
 # --- 5. sizes are checked before allocation ------------------------------------------
 
 def test_a_trillion_point_grid_fails_before_its_product_is_built(monkeypatch, no_work):
-    import itertools
-
     def product(*args):
         raise AssertionError("the product was built")
 
@@ -581,8 +579,6 @@ def test_a_fifo_in_the_cache_is_not_waited_on(reference, tmp_path, calls):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
 def test_control_a_blocking_open_waits_on_the_fifo(tmp_path, monkeypatch):
-    import threading
-
     sd.sweep(GRID, T, cache=tmp_path, **RUN)
     victim = sorted(tmp_path.glob("*.npz"))[2]
     victim.unlink()

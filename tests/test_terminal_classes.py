@@ -20,7 +20,8 @@ from scipy.special import expi
 
 import symdyn as sd
 from symdyn.base import budget
-from symdyn.model.expressions import exact_exponents, parse
+from symdyn.model.expressions import parse
+from symdyn.model.guards import exact_exponents
 from symdyn.model.symbols import SCHEME_SYMBOLS, C, beta, n, r, t
 from symdyn.reduced import asymptotics
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import sympy as sp
 from flint import arb
 
-from .taylor import Uncertified, _gamma_of
+from .taylor import Uncertified, gamma_of
 
 
 def _hull(a: arb, b: arb) -> arb:
@@ -49,7 +49,7 @@ def separable_integral(F, u0: arb, u1: arb, pieces: int = 96) -> arb:
 def _a_priori(field, c: arb, d: arb, y, params):
     """A real box ``Y`` holding the solution on ``[c, d]``, or None."""
     span = arb(0).union(d - c)
-    g = _gamma_of(_hull(c, d))
+    g = gamma_of(_hull(c, d))
     Y = list(y)
     for _ in range(10):
         F = field(g, Y[0], Y[1], *params)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .arith import working
 from .boxes import time_over_box
-from .crossing import _Problem, crossing_time
+from .crossing import Certification, crossing_time
 from .taylor import Uncertified
 
 
@@ -130,7 +130,7 @@ _CLAIM = re.compile(r"^\s*([\w.-]+)\s+before\s+([\w.-]+)\s*$")
 
 def _box_time(name, level, nb, bb, stop_above=None):
     with working(53):
-        prob = _Problem(name, level, nb, bb, 0, 1, "softmax", {})
+        prob = Certification(name, level, nb, bb, 0, 1, "softmax", {})
         return time_over_box(prob, -(1 - prob.level).log(), stop_above)
 
 

@@ -31,8 +31,8 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from ..base.budget import time_limit, within
+from ..model.piecewise import branch_at
 from ..model.registry import scheme as get_scheme
-from ..model.scheme import branch_at
 from ..model.symbols import beta as BETA
 from ..model.symbols import gamma, n, r, t
 from ..reduced.equiangular import reduce

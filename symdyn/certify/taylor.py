@@ -44,12 +44,12 @@ class Uncertified(ArithmeticError):
     that does not evaluate, a step below the limit)."""
 
 
-def _gamma_of(u):
+def gamma_of(u):
     return 1 - (-u).exp()
 
 
 def _eval(field, u, y, params, analytic=False):
-    return field(_gamma_of(u), y[0], y[1], *params, analytic=analytic)
+    return field(gamma_of(u), y[0], y[1], *params, analytic=analytic)
 
 
 def _square(rho: float) -> acb:

@@ -19,7 +19,8 @@ import numpy as np
 from ..base.checks import finite_array, integer, memory, number, shown, writable_path
 from ..model.registry import custom_scheme, scheme, schemes
 from ..output.build import QUICK_PHASE_DIAGRAM, build_report
-from ..output.figures import phase_figures, write_figures
+from ..output.diagrams import phase_figures
+from ..output.figures import write_figures
 from ..output.formatting import distance_table, simulation_csv, solve_rows
 from ..reduced.solver import solve
 from ..reduced.summary import derive, table
@@ -144,7 +145,8 @@ def simulate_command(args) -> str:
         start=args.init + (f" (gamma0 = {args.gamma0:g})" if args.init == "equiangular" else ""),
         start_seed=list(range(first, first + seeds))))
     if args.plot:
-        from ..output.plot import save, simulation
+        from ..output.page import save
+        from ..output.plot import simulation
 
         save(simulation(sim, scheme=s).figure, args.plot)
     if getattr(args, "events", False):
@@ -185,7 +187,7 @@ def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None,
                          seeds=8, t_max=1e3, points=81, **sweep_options):
     """Sweep (:func:`~symdyn.studies.phase_diagram.phase_diagram`), then write
     ``phase_diagram.csv`` and the figures of
-    :func:`~symdyn.output.figures.phase_figures` into ``out``.
+    :func:`~symdyn.output.diagrams.phase_figures` into ``out``.
 
     Returns ``(diagrams, files)``. ``out`` is checked for writing, and
     ``points`` against memory (a table row per time point), before any work.

@@ -95,28 +95,29 @@ class MeanField(Archived):
         return np.abs(self.moments[:, 1])
 
 
-class _Field:
-    """The moments' right-hand side ``c -> -i k F_k`` (the flux part, no diffusion)."""
+class _FourierFlux:
+    """The moments' right-hand side ``c -> -i k F_k`` (the flux part, no diffusion),
+    evaluated by FFT on ``points = 4 modes`` grid points of the circle."""
 
     def __init__(self, beta, attention, modes):
-        self.m = modes
-        self.n = 4 * modes
+        self.modes = modes
+        self.points = 4 * modes
         m = np.arange(modes + 2)
         scaled = ive(m, beta)                                 # I_m e^{-beta}
         scale = np.exp(beta) if attention == "unnormalized" else 1.0
-        self.u = scaled[:modes + 1] * self.n
+        self.u = scaled[:modes + 1] * self.points
         lower = np.concatenate([[scaled[1]], scaled[:modes]])         # I_{m-1}, I_{-1} = I_1
-        self.v = 1j * (lower - scaled[1:modes + 2]) / 2 * self.n * scale
+        self.v = 1j * (lower - scaled[1:modes + 2]) / 2 * self.points * scale
         self.softmax = attention == "softmax"
         self.ik = 1j * np.arange(modes + 1)
 
     def __call__(self, c):
-        n, m = self.n, self.m
-        rho = np.fft.irfft(c * (n / (2 * np.pi)), n)
-        vel = np.fft.irfft(c * self.v, n)
+        points, m = self.points, self.modes
+        rho = np.fft.irfft(c * (points / (2 * np.pi)), points)
+        vel = np.fft.irfft(c * self.v, points)
         if self.softmax:
-            vel = vel / np.fft.irfft(c * self.u, n)
-        flux = np.fft.rfft(rho * vel)[:m + 1] * (2 * np.pi / n)
+            vel = vel / np.fft.irfft(c * self.u, points)
+        flux = np.fft.rfft(rho * vel)[:m + 1] * (2 * np.pi / points)
         return -self.ik * flux
 
 
@@ -145,7 +146,10 @@ def _phi(hl):
     return (np.exp(z), np.exp(z / 2), *out)
 
 
-class _Stepper:
+class ETDRK4Stepper:
+    """Cox-Matthews ETDRK4 for ``c' = L c + N(c)`` with ``L`` diagonal (``lin``)
+    and ``N = field``: one step of size ``h`` (its coefficients cached per ``h``)."""
+
     def __init__(self, field, lin):
         self.field, self.lin, self.cache = field, lin, {}
 
@@ -167,14 +171,14 @@ class _Stepper:
 
 
 def _initial(mu0, modes):
-    n = 4 * modes
-    grid = 2 * np.pi * np.arange(n) / n
+    points = 4 * modes
+    grid = 2 * np.pi * np.arange(points) / points
     if callable(mu0):
         vals = _density_values(mu0, grid)
         mass = vals.mean() * 2 * np.pi
         if not mass > 0:
             raise ValueError("mu0: the density has zero mass; it cannot be normalized")
-        c = np.fft.rfft(vals / mass)[:modes + 1] * (2 * np.pi / n)
+        c = np.fft.rfft(vals / mass)[:modes + 1] * (2 * np.pi / points)
         c[0] = 1.0
         return c
     if isinstance(mu0, (list, tuple)) and has_bool(mu0):      # numpy reads True as 1
@@ -196,7 +200,7 @@ def _initial(mu0, modes):
                          f"so these are not the moments of a measure{_SAMPLES}")
     out = np.zeros(modes + 1, complex)
     out[:c.size] = c / c[0].real
-    rho = np.fft.irfft(out * (n / (2 * np.pi)), n)
+    rho = np.fft.irfft(out * (points / (2 * np.pi)), points)
     if rho.min() < -1e-9 * max(1.0, rho.max()):
         raise ValueError(f"mu0: these moments are not a density (min {rho.min():.3g} < 0)"
                          f"{_SAMPLES}")
@@ -283,7 +287,7 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     memory(8 * 4 * m * 40, f"modes: {m:,} (mean_field's grid of 4 x modes points)")
     c = _initial(mu0, m)
     lin = np.zeros(m + 1) if kap is None else -np.arange(m + 1) ** 2 / kap
-    stepper = _Stepper(_Field(b, attention, m), lin)
+    stepper = ETDRK4Stepper(_FourierFlux(b, attention, m), lin)
     out, now, h, steps, tries = [], 0.0, 1e-2, 0, 0
     with np.errstate(over="ignore", invalid="ignore"):    # a step too long: shortened
         for target in times:

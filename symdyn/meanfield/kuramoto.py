@@ -54,7 +54,7 @@ from scipy.special import ive
 from ..base.checks import finite_array, integer
 
 
-def _ratio(s: float, d: int) -> float:
+def bessel_ratio(s: float, d: int) -> float:
     """``A_d(s) = I_{d/2}(s)/I_{d/2-1}(s)``, ``s > 0``: scipy's scaled Bessel
     functions where they are normal floats, else mpmath (they underflow for
     large ``d`` at small ``s`` and are NaN beyond ``s ~ 1e9``)."""
@@ -70,7 +70,7 @@ def _one(kappa: float, d: int) -> float:
     if c <= 0:
         return 0.0
     lo, hi = (c if c >= d + 2 else math.sqrt(c * (d + 2))), c + d + 2
-    s = brentq(lambda x: x * _ratio(x, d + 2) - c, lo, hi, xtol=1e-300,
+    s = brentq(lambda x: x * bessel_ratio(x, d + 2) - c, lo, hi, xtol=1e-300,
                rtol=4 * np.finfo(float).eps, maxiter=500) if lo < hi else lo
     return min(1.0, s / kappa)
 

@@ -44,7 +44,7 @@ from symdyn.base.checks import (
     tolerance,
 )
 
-from .circle import MAX_TIME, _Stepper
+from .circle import MAX_TIME, ETDRK4Stepper
 from .stability import B, D, K, kernel_eigenvalue, laplacian_eigenvalue
 
 
@@ -94,15 +94,15 @@ class _ZonalField:
                             for k in ks]) / norm[:, None]
         # a_k e^{-beta} (scaled), from the derived Funk-Hecke eigenvalue
         a = np.array([float(_kernel(d)(k, mpmath.mpf(beta)) * mpmath.exp(-beta)) for k in ks])
-        self.n = _dims(d, modes)
-        self.a = a * self.n
+        self.dims = _dims(d, modes)
+        self.a = a * self.dims
         self.scale = (np.exp(beta) if attention == "unnormalized" else 1.0) / beta
         self.softmax = attention == "softmax"
         self.tt = 1 - t ** 2
 
     def __call__(self, m):
         m = m.real
-        f = (self.n * m) @ self.p
+        f = (self.dims * m) @ self.p
         dphi = (self.a * m) @ self.dp
         if self.softmax:
             dphi = dphi / ((self.a * m) @ self.p)
@@ -141,11 +141,11 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     field = _ZonalField(b, dd, attention, mm)
     m = np.zeros(mm + 1)
     m[:c.size] = c / c[0]
-    if ((field.n * m) @ field.p).min() < -1e-9:
+    if ((field.dims * m) @ field.p).min() < -1e-9:
         raise ValueError("mu0: these moments are not a density (negative somewhere)")
     lap = sp.lambdify(K, laplacian_eigenvalue().subs(D, dd), modules="numpy")   # derived
     lin = np.zeros(mm + 1) if kap is None else lap(np.arange(mm + 1.0)) / kap
-    stepper = _Stepper(field, lin)
+    stepper = ETDRK4Stepper(field, lin)
     out, now, h, steps = [], 0.0, 1e-2, 0
     for target in times:
         while now < target:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..base.checks import shown
-from .registry import LayerRule, Scheme, SchemeLike
+from .registry import SchemeLike
 from .registry import scheme as get_scheme
+from .scheme import LayerRule, Scheme
 from .symbols import a, r
 
 __all__ = ["NONE", "resolve"]

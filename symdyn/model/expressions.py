@@ -34,30 +34,20 @@ from numbers import Real
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from .guards import (  # noqa: F401 (re-exported: this module was their home)
+from .guards import (
     CONSTANTS,
-    DOMAIN,
     FUNCTIONS,
-    GROWING,
     GROWING_NAMES,
     LIMITS,
-    NUMERIC_MODULES,
-    SEALED,
-    ExprLike,
-    _short,
     check_function_name,
     check_growing,
     check_tree,
     checked_number,
-    compilable,
+    clipped,
     exact_exponents,
-    in_domain,
     in_float_range,
-    lambdify,
     limit_error,
     number,
-    python_names,
-    substitute,
 )
 from .symbols import t
 
@@ -95,7 +85,7 @@ class _Builder:
         if node.id in CONSTANTS:
             return CONSTANTS[node.id]
         names = ", ".join(sorted(self.allowed))
-        raise self.fail(f"unknown symbol(s) [{_short(repr(node.id))}]; allowed: {names}")
+        raise self.fail(f"unknown symbol(s) [{clipped(repr(node.id))}]; allowed: {names}")
 
     def _UnaryOp(self, node, depth):
         operand = self.build(node.operand, depth)
@@ -144,7 +134,7 @@ class _Builder:
             allowed = ", ".join(sorted(FUNCTIONS))
             extra = " or an undefined function of t such as alpha(t)" \
                 if self.functions_of_t else ""
-            raise self.fail(f"unknown function {_short(repr(name))}; allowed: {allowed}{extra}")
+            raise self.fail(f"unknown function {clipped(repr(name))}; allowed: {allowed}{extra}")
         if undefined:
             check_function_name(name, self.argument)
         args = [self.build(arg, depth) for arg in node.args]
@@ -154,7 +144,7 @@ class _Builder:
             try:
                 value = FUNCTIONS[name](*args)
             except (TypeError, ValueError) as exc:
-                raise self.fail(f"{name}{_short(tuple(args))}: {exc}") from None
+                raise self.fail(f"{name}{clipped(tuple(args))}: {exc}") from None
             return self._sized(value)
         if args != [t]:
             raise self.fail(f"an undefined function takes t alone: write {name}(t)")
@@ -174,7 +164,7 @@ def _describe(node) -> str:
         if isinstance(node, kind):
             return text
     if isinstance(node, ast.Constant):
-        return f"the constant {_short(repr(node.value))}"
+        return f"the constant {clipped(repr(node.value))}"
     return type(node).__name__
 
 
@@ -217,20 +207,22 @@ def parse(expr, argument: str, allowed: dict[str, sp.Symbol],
         value = number(expr, argument) if not isinstance(expr, sp.Basic) \
             else exact_exponents(expr, argument)
     else:
-        raise ValueError(f"{argument}: expected an expression in {names}, got {_short(repr(expr))}")
+        raise ValueError(f"{argument}: expected an expression in {names}, "
+                         f"got {clipped(repr(expr))}")
     if not isinstance(value, sp.Expr):
-        raise ValueError(f"{argument}: expected an expression in {names}, got {_short(repr(expr))}")
+        raise ValueError(f"{argument}: expected an expression in {names}, "
+                         f"got {clipped(repr(expr))}")
     # Symbols by name, so that a user's plain Symbol("r") is ours.
     by_name = {s: allowed[s.name] for s in value.free_symbols if s.name in allowed}
     value = value.xreplace(by_name)
     unknown = {s.name for s in value.free_symbols} - set(allowed)
     if unknown:
         raise ValueError(f"{argument}: unknown symbol(s) {sorted(unknown)} in "
-                         f"{_short(repr(expr))}; allowed: {names}")
+                         f"{clipped(repr(expr))}; allowed: {names}")
     undefined = value.atoms(AppliedUndef)
     if undefined and not (functions_of_t and all(f.args == (t,) for f in undefined)):
         raise ValueError(f"{argument}: undefined function(s) "
-                         f"{sorted(map(str, undefined))} in {_short(repr(expr))}")
+                         f"{sorted(map(str, undefined))} in {clipped(repr(expr))}")
     check_tree(value, argument)
     return checked_number(value, argument)
 
@@ -247,7 +239,7 @@ def value(expr, argument: str, allowed: dict[str, sp.Symbol]) -> sp.Expr:
         return parse(expr, argument, allowed)
     if isinstance(expr, sp.Basic):
         if not isinstance(expr, sp.Expr):
-            raise ValueError(f"{argument}: expected an expression, got {_short(repr(expr))}")
+            raise ValueError(f"{argument}: expected an expression, got {clipped(repr(expr))}")
         check_tree(expr, argument)
         return checked_number(exact_exponents(expr, argument), argument)
     return number(expr, argument)
@@ -264,7 +256,7 @@ def _from_text(text, argument, allowed, functions_of_t):
         tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         why = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
-        raise ValueError(f"{argument}: cannot parse {_short(repr(text))} ({why})") from None
+        raise ValueError(f"{argument}: cannot parse {clipped(repr(text))} ({why})") from None
     try:
         return _Builder(argument, dict(allowed), functions_of_t).build(tree.body)
     except RecursionError:

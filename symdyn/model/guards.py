@@ -99,14 +99,14 @@ def number(value, argument: str) -> sp.Expr:
     """
     if isinstance(value, bool) or not isinstance(value, (Real, sp.Basic)):
         raise ValueError(f"{argument}: expected a real number or expression, "
-                         f"got {_short(repr(value))}")
+                         f"got {clipped(repr(value))}")
     if isinstance(value, Integral):
         return _integer(int(value), argument)
     if isinstance(value, sp.Basic):
         return checked_number(value, argument)
     x = float(value)
     if not math.isfinite(x):
-        raise ValueError(f"{argument} must be finite, got {_short(repr(value))}")
+        raise ValueError(f"{argument} must be finite, got {clipped(repr(value))}")
     if abs(x) >= 10.0 ** LIMITS["digits"]:      # 1e300 is a 301-digit integer
         raise limit_error(argument, "integer size (digits)",
                      f"{x:g}, {len(str(int(abs(x))))} digits")
@@ -133,7 +133,7 @@ def in_domain(x: sp.Expr, name: str, argument: str | None = None) -> sp.Expr:
     below = (x - low).is_negative or (open_ and (x - low).is_zero)
     if below or (name == "gamma" and (x - 1).is_positive):
         span = "in [-1, 1]" if name == "gamma" else f"{'>' if open_ else '>='} {low}"
-        raise ValueError(f"{argument or name} must be {span}, got {_short(x)}")
+        raise ValueError(f"{argument or name} must be {span}, got {clipped(x)}")
     return x
 
 
@@ -187,7 +187,7 @@ FLOAT_RANGE = (1e-300, 1e300)
 def in_float_range(value: sp.Expr, argument: str) -> sp.Expr:
     size = sp.Abs(value).evalf(8)
     if size.is_Number and size != 0 and not FLOAT_RANGE[0] <= size <= FLOAT_RANGE[1]:
-        raise ValueError(f"{argument}: the constant {_short(value)} = {_short(size)} is "
+        raise ValueError(f"{argument}: the constant {clipped(value)} = {clipped(size)} is "
                          f"outside floats' range: a nonzero constant must lie within "
                          f"{FLOAT_RANGE[0]:g} .. {FLOAT_RANGE[1]:g} in size")
     return value
@@ -209,7 +209,7 @@ def law_text(expr, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _short(x) -> str:
+def clipped(x) -> str:
     text = str(x)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -221,7 +221,7 @@ def check_growing(name: str, args, argument: str) -> None:
         c = x if x.is_number else x.as_coeff_Add()[0]
         if c.is_number and c.is_comparable and abs(c) > LIMITS["factorial"]:
             raise limit_error(argument, "argument of a factorial or gamma",
-                         _short(f"{name}({', '.join(map(str, args))})"))
+                         clipped(f"{name}({', '.join(map(str, args))})"))
 
 
 @cache
@@ -239,9 +239,9 @@ def check_function_name(name: str, argument: str) -> None:
     sympy already gives a meaning (``exit``, ``info``, ``loggamma``)."""
     if not (name.isidentifier() and name.isascii()) or name.startswith("_") \
             or keyword.iskeyword(name) or name in python_names():
-        raise ValueError(f"{argument}: {_short(repr(name))} is a name of Python, numpy, scipy or "
+        raise ValueError(f"{argument}: {clipped(repr(name))} is a name of Python, numpy, scipy or "
                          f"sympy, not a function of expressions "
-                         f"(symdyn.model.expressions.FUNCTIONS); an undefined function of t "
+                         f"(symdyn.model.guards.FUNCTIONS); an undefined function of t "
                          f"needs a name of its own, such as alpha(t)")
 
 
@@ -258,12 +258,12 @@ def _check_power(base, exponent, argument):
     """Before ``base**exponent`` is built: the parser's exponent limit, and no
     exact number of more than ``LIMITS["digits"]`` digits."""
     if exponent.is_Integer and abs(exponent) > LIMITS["exponent"]:
-        raise limit_error(argument, "exponent", _short(f"{base}**{exponent}"))
+        raise limit_error(argument, "exponent", clipped(f"{base}**{exponent}"))
     if base.is_Rational and exponent.is_Rational and base not in (0, 1, -1):
         digits = float(abs(exponent)) * math.log10(max(abs(base.p), base.q))
         if digits > LIMITS["digits"]:
             raise limit_error(argument, "integer size (digits)",
-                         _short(f"{base}**{exponent}, about {digits:.3g} digits"))
+                         clipped(f"{base}**{exponent}, about {digits:.3g} digits"))
 
 
 def _rebuilt(func, args, argument):
@@ -308,13 +308,13 @@ def compilable(expr: sp.Basic, argument: str) -> None:
     Python) and functions that are not sympy's."""
     undefined = sorted(map(str, expr.atoms(AppliedUndef)))
     if undefined:
-        raise ValueError(f"{argument}: {_short(', '.join(undefined))} is an undefined "
+        raise ValueError(f"{argument}: {clipped(', '.join(undefined))} is an undefined "
                          f"function, with no numeric value; give a formula (functions: "
-                         f"symdyn.model.expressions.FUNCTIONS)")
+                         f"symdyn.model.guards.FUNCTIONS)")
     foreign = sorted({type(f).__name__ for f in expr.atoms(sp.Function)
                       if not type(f).__module__.startswith("sympy.")})
     if foreign:
-        raise ValueError(f"{argument}: {_short(', '.join(foreign))} is not a sympy "
+        raise ValueError(f"{argument}: {clipped(', '.join(foreign))} is not a sympy "
                          f"function and cannot be compiled")
 
 

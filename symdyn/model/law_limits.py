@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from .guards import SpeedLawError, lambdify, law_text  # noqa: F401 (re-exported)
+from .guards import SpeedLawError, lambdify, law_text
 from .symbols import beta as b_sym
 from .symbols import n as n_sym
 from .symbols import t as t_sym

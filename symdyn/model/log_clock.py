@@ -31,7 +31,8 @@ import numpy as np
 import sympy as sp
 
 from .guards import lambdify
-from .scheme import Scheme, phase_branches
+from .piecewise import phase_branches
+from .scheme import Scheme
 from .symbols import A_norm, a, beta, n, r, t
 
 TAU, U = sp.symbols("tau u", real=True)

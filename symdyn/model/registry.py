@@ -21,33 +21,19 @@ import sympy as sp
 
 from ..base.checks import shown
 from . import schemes as _entries
-from .expressions import ExprLike, number, parse
-from .parameters import (  # noqa: F401 (re-exported)
+from .entry import Entry, Parameter
+from .expressions import parse
+from .guards import ExprLike, number
+from .law_checks import check_positive, check_temperature
+from .parameters import (
     at_defaults,
     check_used,
     entry_number,
     free_parameters,
     number_in_range,
-    run_parameters,
     symbols_of,
 )
-from .scheme import (  # noqa: F401 (re-exported: the registry was their home)
-    GENERIC,
-    Entry,
-    LayerRule,
-    Parameter,
-    Scheme,
-    Style,
-    branch_at,
-    check_positive,
-    check_temperature,
-    lambdify_phases,
-    phase_branches,
-    piecewise_breakpoints,
-    radial_fault,
-    speed_fault,
-    unit,
-)
+from .scheme import Scheme
 from .symbols import SCHEME_SYMBOLS, r, t
 
 #: A scheme argument: a built-in name or a Scheme.
@@ -65,7 +51,7 @@ def _discover() -> dict[str, Entry]:
 
 
 #: name -> Entry, in the order of :func:`schemes`
-_REGISTRY: dict[str, Entry] = _discover()
+BUILTINS: dict[str, Entry] = _discover()
 
 
 def _key(name: str) -> str:
@@ -84,12 +70,12 @@ def entry(name: str) -> Entry:
     'post-ln'
     """
     key = _key(name) if isinstance(name, str) else None
-    if key not in _REGISTRY:
-        close = difflib.get_close_matches(key or "", list(_REGISTRY), n=2, cutoff=0.6)
+    if key not in BUILTINS:
+        close = difflib.get_close_matches(key or "", list(BUILTINS), n=2, cutoff=0.6)
         hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
         raise ValueError(f"scheme: unknown scheme {shown(name)}; {hint}choose one of "
-                         f"{', '.join(_REGISTRY)} (or sd.custom_scheme)")
-    return _REGISTRY[key]
+                         f"{', '.join(BUILTINS)} (or sd.custom_scheme)")
+    return BUILTINS[key]
 
 
 def schemes() -> list[str]:
@@ -101,7 +87,7 @@ def schemes() -> list[str]:
     >>> sd.schemes()[:6]
     ['post-ln', 'pre-ln', 'mix-ln', 'peri-ln', 'ngpt', 'sqrt-scaling']
     """
-    return list(_REGISTRY)
+    return list(BUILTINS)
 
 
 def scheme(name: SchemeLike, **params) -> Scheme:
@@ -173,10 +159,10 @@ def parameter_values(s, every: bool = False) -> list[tuple[Parameter, sp.Expr]]:
     >>> [(p.symbol, v) for p, v in parameter_values(scheme("mix-ln", t_switch=5))]
     [('t_switch', 5)]
     """
-    if not isinstance(s, Scheme) or s.name not in _REGISTRY:
+    if not isinstance(s, Scheme) or s.name not in BUILTINS:
         return []
     values = dict(s.params)
-    return [(p, values[p.name]) for p in _REGISTRY[s.name].parameters
+    return [(p, values[p.name]) for p in BUILTINS[s.name].parameters
             if p.kind == "number" and p.name in values
             and (every or values[p.name] != number_in_range(p.default, p.name, p.low, p.high))]
 

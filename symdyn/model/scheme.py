@@ -28,12 +28,13 @@ import numpy as np
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from ..base.arithmetic import float_printer, on_floats
 from ..base.checks import shown
 from .display import formula_table, latex
-from .entry import Entry, Parameter, Style  # noqa: F401 (re-exported)
-from .guards import NUMERIC_MODULES, SpeedLawError, lambdify, number, substitute
+from .entry import Style
+from .guards import SpeedLawError, lambdify, number, substitute
+from .law_checks import check_positive, check_temperature
 from .parameters import check_free_values
+from .piecewise import lambdify_phases, piecewise_breakpoints
 from .symbols import SCHEME_SYMBOLS, t
 
 
@@ -127,7 +128,7 @@ class Scheme:
         """Numpy ``(speed, radial)`` per phase, each ``f(t, r, a, A_norm, n, beta)``.
 
         Phase ``i`` lies between the ``i``-th breakpoints; its functions
-        carry no ``Piecewise`` (see :func:`phase_branches`).
+        carry no ``Piecewise`` (see :func:`~symdyn.model.piecewise.phase_branches`).
         """
         return _numeric_laws(self)
 
@@ -250,50 +251,6 @@ def _generic_rule(s, x, h, tk, A, field):
 GENERIC = LayerRule("generic", _generic_rule)
 
 
-# --------------------------------------------------------------------------
-# piecewise laws in t, phase by phase
-# --------------------------------------------------------------------------
-
-def piecewise_breakpoints(exprs) -> tuple[float, ...]:
-    """Times ``> 0`` at which a ``Piecewise`` condition ``t < c`` switches."""
-    points = set()
-    for expr in exprs:
-        for pw in expr.atoms(sp.Piecewise):
-            for _, cond in pw.args:
-                for rel in cond.atoms(sp.core.relational.Relational):
-                    if rel.lhs == t and rel.rhs.is_number:
-                        points.add(float(rel.rhs))
-                    elif rel.rhs == t and rel.lhs.is_number:
-                        points.add(float(rel.lhs))
-                    else:    # a symbolic switch (t_switch="t_switch"): bind it first
-                        what = ", ".join(sorted(map(str, rel.free_symbols - {t}))) or "scheme"
-                        raise ValueError(f"{what}: cannot evaluate condition {rel}; t < number")
-    return tuple(sorted(p for p in points if p > 0))
-
-
-def branch_at(expr, time):
-    """``expr`` with every ``Piecewise`` replaced by its branch that holds at
-    ``time`` (a number, or ``oo`` for the branch that holds eventually)."""
-    def pick(pw):
-        for value, cond in pw.args:
-            if cond == True or cond.subs(t, time) == True:  # noqa: E712
-                return value
-        raise ValueError(f"scheme: no branch of {pw} holds at t = {time}")
-    return expr.replace(lambda e: isinstance(e, sp.Piecewise), pick)
-
-
-def phase_branches(expr, breakpoints) -> list:
-    """``expr`` with every ``Piecewise`` resolved, one per phase.
-
-    Phase ``i`` is ``[b_i, b_{i+1})`` with ``b_0 = 0``; a step that ends on a
-    breakpoint is evaluated with the branch of the phase it lies in.
-    """
-    edges = (0.0,) + tuple(breakpoints)
-    inside = [(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
-    inside.append(edges[-1] + 1.0)
-    return [branch_at(expr, sp.nsimplify(x)) for x in inside]
-
-
 @lru_cache(maxsize=256)
 def _numeric_laws(s: Scheme):
     args = tuple(SCHEME_SYMBOLS[k] for k in ("t", "r", "a", "A_norm", "n", "beta"))
@@ -305,29 +262,6 @@ def _numeric_laws(s: Scheme):
                              f"{', '.join(sorted(map(str, loose)))}, which has no "
                              f"numeric value; give a formula to compute with")
     return lambdify_phases(args, (s.speed, s.radial), s.breakpoints)
-
-
-def lambdify_phases(args, exprs, breakpoints, module: str = "numpy", *,
-                    together: bool = False) -> list:
-    """Per phase (see :func:`phase_branches`), ``exprs`` compiled as functions of
-    ``args``: arrays against scipy and numpy (``module="numpy"``), the same
-    code on Python floats (``"float"``, :func:`symdyn.base.arithmetic.on_floats`:
-    the same numpy ufuncs, so the same bits), or ``"mpmath"``. A tuple of
-    functions per phase; with ``together``, one function per phase that
-    returns the list of values, common subexpressions computed once."""
-    if module not in ("numpy", "float", "mpmath"):
-        raise ValueError(f"module: must be 'numpy', 'float' or 'mpmath', got {shown(module)}")
-    floats = module != "mpmath"
-    # expressions.lambdify: no undefined function, no Python builtins
-    opts = (dict(modules=NUMERIC_MODULES, printer=float_printer()) if floats
-            else dict(modules=module))
-    done = on_floats if module == "float" else (lambda f: f)
-    branches = [phase_branches(e, breakpoints) for e in exprs]
-    if together:
-        return [done(lambdify(args, list(phase), "scheme", cse=True, **opts))
-                for phase in zip(*branches, strict=True)]
-    return [tuple(done(lambdify(args, e, "scheme", **opts)) for e in phase)
-            for phase in zip(*branches, strict=True)]
 
 
 @lru_cache(maxsize=256)
@@ -360,90 +294,3 @@ def _law_of_t(s: Scheme, name: str):
                                   f"must be finite and >= 0 at every simulated time")
         return v
     return value
-
-
-# --------------------------------------------------------------------------
-# checks of a law over the domain (t from 0 over decades to 1e6, a few r, a,
-# A_norm, n, beta): refused when sympy decides it, or when a witness shows it
-# --------------------------------------------------------------------------
-
-# Points of the domain (t >= 0, r > 0, |a| <= A_norm, n >= 2, beta >= 0) at
-# which a speed law must be positive: t from 0 over decades to 1e6.
-_T = np.concatenate([[0.0], np.geomspace(1e-3, 1e6, 271)])
-_DOMAIN = {"r": (0.25, 1.0, 4.0), "A_norm": (0.5, 1.0, 2.0), "a": (-0.5, 0.0, 0.5),
-           "n": (2.0, 8.0, 1e3), "beta": (0.0, 1.0, 10.0)}
-
-
-def check_positive(speed: sp.Expr, argument: str) -> None:
-    """Refuse a speed law that is decidably not positive for all ``t >= 0``.
-
-    Decided by sympy's assumptions when they can (``-1``, ``0``), else by a
-    witness: a point of the domain (``t`` over ``[0, 1e6]``, ``a`` a fraction
-    of ``A_norm``, a few ``r, n, beta``) at which the law is ``<= 0``, not
-    finite or not real. Laws with undefined functions (``alpha(t)``) pass.
-    ``+inf`` passes: the velocity ``P A / s`` is then 0 (a law that outgrows
-    floats, ``exp(t)`` at ``t = 1e6``; nGPT's ``A_norm/alpha`` where
-    ``alpha = 0``).
-    """
-    if speed.is_positive:
-        return
-    if speed.is_nonpositive:
-        raise ValueError(f"{argument}: must be positive, got {speed} (never positive)")
-    if speed.atoms(AppliedUndef):
-        return
-    point, v = witness(speed, argument, lambda v: (v.imag == 0) & (v.real > 0))
-    if point is not None:
-        what = "not real" if np.isnan(v) or v.imag != 0 else \
-            "not finite" if not np.isfinite(v) else f"{v.real:.6g} <= 0"
-        raise ValueError(f"{argument}: must be positive for all t >= 0; {speed} is "
-                         f"{what} at {point}")
-
-
-def witness(law: sp.Expr, argument: str, good):
-    """The first point of the sampled domain where ``good(values)`` fails, as
-    text with the law's value there; ``(None, None)`` if there is none."""
-    names = ("t", "r", "a", "A_norm", "n", "beta")
-    try:
-        f = lambdify([SCHEME_SYMBOLS[k] for k in names], law, argument)
-        grid = list(np.meshgrid(_T, *(_DOMAIN[k] for k in names[1:]), indexing="ij"))
-        grid[2] = grid[2] * grid[3]                      # a within [-A_norm, A_norm]
-        with np.errstate(all="ignore"):
-            values = np.broadcast_to(np.asarray(f(*grid), dtype=complex), grid[0].shape)
-            bad = ~good(values)
-    except ValueError:
-        raise
-    except Exception as exc:  # sympy's printer or scipy lacks a function
-        raise ValueError(f"{argument}: {law} cannot be evaluated numerically "
-                         f"({type(exc).__name__}: {exc})") from None
-    if not bad.any():
-        return None, None
-    i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
-    point = ", ".join(f"{k} = {grid[j][i]:.6g}" for j, k in enumerate(names)
-                      if law.has(SCHEME_SYMBOLS[k]))
-    return point or "every point", values[i]
-
-
-def check_temperature(tau: sp.Expr, argument: str) -> None:
-    """Refuse a temperature law :math:`\\tau` (the attention runs at inverse
-    temperature :math:`\\beta\\tau`) that depends on anything but ``t``
-    and free parameters, or is decidably not finite and positive for all ``t >= 0``."""
-    if not isinstance(tau, sp.Expr):
-        raise ValueError(f"{argument}: a temperature law must be an expression in t, "
-                         f"got {tau!r}")
-    other = tau.free_symbols & (set(SCHEME_SYMBOLS.values()) - {SCHEME_SYMBOLS["t"]})
-    if other:
-        raise ValueError(f"{argument}: a temperature law depends on t (and free parameters) "
-                         f"only, got {tau} (with {', '.join(sorted(map(str, other)))})")
-    if tau.is_positive and tau.is_finite:
-        return
-    if tau.is_nonpositive:
-        raise ValueError(f"{argument}: must be positive, got {tau} (never positive)")
-    if tau.atoms(AppliedUndef):
-        return
-    point, v = witness(tau, argument,
-                        lambda v: (v.imag == 0) & (v.real > 0) & np.isfinite(v.real))
-    if point is not None:
-        what = "not real" if np.isnan(v) or v.imag != 0 else \
-            "not finite" if not np.isfinite(v) else f"{v.real:.6g} <= 0"
-        raise ValueError(f"{argument}: must be finite and > 0 for all t >= 0; {tau} is "
-                         f"{what} at {point}")

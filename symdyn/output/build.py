@@ -29,7 +29,8 @@ from ..reduced.summary import derive
 from ..studies.inverse import alpha_family, compare
 from . import report
 from .beyond import beyond_result, beyond_section
-from .figures import write_design, write_figures
+from .diagrams import write_design
+from .figures import write_figures
 from .metastability_section import metastability_result, metastability_section
 from .theory_trained_section import trained_result, trained_section
 

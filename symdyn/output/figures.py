@@ -24,21 +24,14 @@ from ..model.registry import entry, scheme, schemes
 from ..particles import init, weights
 from ..particles.simulation import simulate
 from ..reduced.solver import solve
-from .claims import PAPER_SIX, Claim, caption_checks  # noqa: F401 (re-exported)
-from .page import save_figure  # noqa: F401 (re-exported)
-from .plot import (
-    BAND_MIN_RUNS,
-    bands,
-    coinciding,
+from .claims import PAPER_SIX, caption_checks
+from .page import (
     figure,
     finish,
-    horizon,
-    paper_style,
-    style,
-    trajectory,
-    triptych,
+    save_figure,
 )
-from .style import shade
+from .plot import bands, coinciding, horizon, trajectory, triptych
+from .style import BAND_MIN_RUNS, paper_style, shade, style
 
 __all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
            "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",

@@ -1,7 +1,7 @@
 """Plots you can compose: data in, matplotlib ``Axes``/``Figure`` out.
 
-Every function takes the data (a :class:`~symdyn.reduced.solver.Trajectory`, a
-:class:`~symdyn.particles.simulation.Simulation`, or the dicts of :mod:`symdyn.output.figures`)
+Every function takes the data (a :class:`~symdyn.reduced.solve_result.Trajectory`, a
+:class:`~symdyn.particles.result.Simulation`, or the dicts of :mod:`symdyn.output.figures`)
 and an optional ``ax``; it draws, returns what it drew on, and writes
 nothing. :func:`save` writes a figure (PNG, SVG or PDF by suffix, 300 dpi).
 matplotlib is imported when a function runs, and its backend is never
@@ -26,10 +26,15 @@ import numpy as np
 
 from ..base.checks import shown
 from ..model.baseline import resolve as resolve_scheme
-from ..model.registry import SchemeLike
+from ..model.registry import SchemeLike, parameter_text, parameter_values
 from ..model.registry import schemes as builtin_names
-from .page import figure, finish, legend, save, wrap  # noqa: F401 (part of sd.plot)
-from .style import BAND_MIN_RUNS, BASELINE, PAPER, WIDTHS, label, paper_style, style  # noqa: F401
+from .page import figure, finish, legend, save, wrap
+from .style import BAND_MIN_RUNS, BASELINE, PAPER, WIDTHS, label, paper_style, style
+
+#: sd.plot: the plots, and the page's and the style's helpers a user composes them with
+__all__ = ["bands", "coinciding", "compare", "energy", "horizon", "simulation", "trajectory",
+           "triptych", "figure", "finish", "legend", "save", "wrap", "BAND_MIN_RUNS",
+           "BASELINE", "PAPER", "WIDTHS", "label", "paper_style", "style"]
 
 
 def _styled(draw):
@@ -53,7 +58,7 @@ def _axes(ax, w="column"):
 @_styled
 def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = None,
                **kwargs):
-    """One panel of a :class:`~symdyn.reduced.solver.Trajectory` (every batch member).
+    """One panel of a :class:`~symdyn.reduced.solve_result.Trajectory` (every batch member).
 
     ``kind``: ``"gamma"`` (:math:`\\gamma(t)`), ``"epsilon"`` (:math:`1-\\gamma`,
     log scale, from ``tr.epsilon``), ``"gamma_dot"`` (:math:`\\dot\\gamma(t)`),
@@ -305,7 +310,7 @@ def _spread(ax, t, runs, color, quantiles, alpha, named=True):
 @_styled
 def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 0.95),
                params: dict | None = None, width="column"):
-    """:math:`\\gamma(t)` of a :class:`~symdyn.particles.simulation.Simulation`: the mean over
+    """:math:`\\gamma(t)` of a :class:`~symdyn.particles.result.Simulation`: the mean over
     its batch ("mean of 4 runs") and, with several members, a quantile band
     from 20 runs on (:data:`~symdyn.output.style.BAND_MIN_RUNS`), each run as
     a thin line below that; one legend, and a
@@ -344,7 +349,6 @@ def title_facts(sim, scheme, st, runs, params=None) -> list[str]:
     ``d``, ``beta``, the start and its seeds, then everything away from a
     default (mask, ``kappa``, the noise's seed, the step and the layers it
     makes, attention, weights, ablations); ``params`` add to or replace them."""
-    from ..model.registry import parameter_text, parameter_values
 
     p = getattr(sim, "provenance", None)
     name = st["label"] if scheme is not None else "simulation"
@@ -381,7 +385,7 @@ def _seeds(seeds) -> str:
 
 @_styled
 def energy(sim, beta, ax=None, width="column"):
-    """The energy staircase of a :class:`~symdyn.particles.simulation.Simulation`:
+    """The energy staircase of a :class:`~symdyn.particles.result.Simulation`:
     the normalized interaction energy :math:`2\\beta e^{-\\beta} E_\\beta =
     \\frac{1}{n^2}\\sum_{ij} e^{-\\beta(1-\\langle x_i, x_j\\rangle)}` (1 at one
     cluster, :math:`\\approx 1/k` at k equal clusters) against the rescaled time

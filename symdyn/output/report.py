@@ -19,7 +19,7 @@ import sympy as sp
 
 from ..base.checks import naming
 from ..base.version import __version__
-from .formatting import distance_table, markdown_table  # noqa: F401 (re-exported)
+from .formatting import distance_table, markdown_table
 
 _INTRO = """\
 # symdyn report
@@ -204,7 +204,7 @@ def design_section(table, files, folder: str, problem: dict = DESIGN_PROBLEM) ->
     """Designed nGPT schedules against the built-in schemes on the "use every
     layer" objective: ``table`` (:func:`symdyn.studies.inverse.compare` on
     ``problem``) and the files of its figure
-    (:func:`symdyn.output.figures.plot_design`)."""
+    (:func:`symdyn.output.diagrams.plot_design`)."""
     p = problem
     rows = [[name, r.kind, ", ".join(f"{k} = {v:.4g}" for k, v in r.params.items()) or "-",
              f"{r.value:.5f}", f"{r.gamma_L:.5f}", "yes" if r.feasible else "**no**"]

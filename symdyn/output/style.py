@@ -27,9 +27,11 @@ import sympy as sp
 
 from ..base.checks import shown
 from ..model.baseline import NONE, resolve
-from ..model.registry import Scheme, SchemeLike, Style, entry, parameter_text, parameter_values
+from ..model.entry import Style
+from ..model.registry import SchemeLike, entry, parameter_text, parameter_values
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
+from ..model.scheme import Scheme
 
 #: Printed widths in inches: one column, and the full text width.
 WIDTHS = {"column": 3.25, "full": 6.75}

@@ -20,7 +20,7 @@ import importlib
 
 import numpy as np
 
-from ..trained import fits
+from ..trained import fits, load
 from ..trained.files import EXTRA, KNOWN, locate
 
 #: key -> (model name, scheme family, the variants whose laws panel (b) draws)
@@ -61,7 +61,6 @@ def traces(name: str, texts, seed: int = 0) -> dict:
     (SmolLM2: its first token, a massive activation, left out). One load: the
     variants share its memory-mapped weights (none is copied), and the model
     is released when its traces are done."""
-    from ..trained import load
     skip = name.startswith("Smol")
     trained = load(name)
     return {label: (fits.randomized(trained, seed) if kw is None else trained.variant(**kw))

@@ -19,7 +19,7 @@ import numpy as np
 
 from .formatting import markdown_table
 from .page import save_figure
-from .theory_trained import MODELS, draw, missing, model_fits, traces, verdicts, winner
+from .theory_trained import MODELS, TIE, draw, missing, model_fits, traces, verdicts, winner
 
 QUICK_TEXTS, FULL_TEXTS = 4, 12
 
@@ -92,7 +92,6 @@ def trained_section(result: dict, folder: str) -> str:
     """Markdown of :func:`trained_result`: one sentence when it could not run."""
     if "missing" in result:
         return result["missing"] + "\n"
-    from .theory_trained import TIE
     lines = [INTRO.format(k=len(result["texts"]), seed=result["seed"], tie=TIE), ""]
     for m in result["models"].values():
         png = next(p for p in m["files"] if str(p).endswith(".png"))

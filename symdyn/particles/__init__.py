@@ -6,6 +6,7 @@ Layer 2, particles.
 """
 
 # symdyn 0.1's module symdyn.particles held these two
-from .simulation import Simulation, simulate  # noqa: E402
+from .result import Simulation
+from .simulation import simulate
 
 __all__ = ["Simulation", "simulate"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import log_clock
-from ..model.scheme import piecewise_breakpoints
+from ..model.piecewise import piecewise_breakpoints
 from ..ode.integrate import integrate
 from . import merging
 from .causal import CausalCoalescence, Grouped, group_field

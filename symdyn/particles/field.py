@@ -27,8 +27,8 @@ from ..model import log_clock
 from ..model.baseline import NONE
 from ..model.guards import lambdify
 from ..model.law_limits import R_UNDERFLOW, underflow
-from ..model.registry import radial_fault, speed_fault
-from ..model.scheme import phase_branches
+from ..model.piecewise import phase_branches
+from ..model.scheme import radial_fault, speed_fault
 from ..model.symbols import A_norm, a
 from ..model.symbols import t as t_sym
 from .attention import attention as _attention

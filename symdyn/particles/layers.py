@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.registry import unit
+from ..model.scheme import unit
 from .attention import attention as _attention
 from .attention import of_weights
 from .field import Field

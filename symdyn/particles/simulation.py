@@ -48,7 +48,9 @@ from ..base.checks import finite_array, output_times, shown
 from ..base.provenance import Provenance
 from ..model.baseline import NONE, resolve
 from ..model.law_limits import check_speed
-from ..model.registry import Scheme, SchemeLike, run_parameters
+from ..model.parameters import run_parameters
+from ..model.registry import SchemeLike
+from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from . import noise
@@ -61,13 +63,9 @@ from .arguments import (
     workspace,
 )
 from .continuous import continuous
-from .field import Field
 from .layers import layers as run_layers
 from .result import Recorder, Simulation, check_outputs
 from .weights import Weights, as_weights, identity
-
-# the names of symdyn 0.2's single module, for its importers
-_Field, _Recorder = Field, Recorder
 
 __all__ = ["NONE", "SIMULATE_OPTIONS", "TOLERANCES", "Simulation", "layer_times",
            "resolve", "simulate"]

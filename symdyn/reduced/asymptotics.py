@@ -38,19 +38,15 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..base.budget import time_limit
+from ..base.checks import check_attention
 from ..model.display import formula_table, formula_text, latex
-from ..model.registry import SchemeLike, branch_at
+from ..model.piecewise import branch_at
+from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import C, gamma, r, t
-from .bounded import STEP_FRACTION, UNDECIDED, Steps, sympy_failures, tidy  # noqa: F401
-from .comparison import _Comparison
-from .equiangular import check_attention, reduce
-from .initial import (  # noqa: F401 (re-exported: their home before the split)
-    LeadingOrder,
-    initial_token_speed,
-    initial_velocity,
-    leading_order,
-)
+from .bounded import UNDECIDED, Steps, sympy_failures, tidy
+from .comparison import Comparison
+from .equiangular import reduce
 
 r_0 = sp.Symbol("r_0", positive=True)
 _s = sp.Symbol("s", nonnegative=True)
@@ -267,7 +263,7 @@ def _law(lam, radius, steps):
         closed = steps.run(lambda: sp.collect(sp.expand(closed.replace(sp.exp_polar, sp.exp)), t,
                                               func=sp.trigsimp)) or closed
     Lam = exact if closed is None else closed
-    cmp = _Comparison(lam, closed, steps)
+    cmp = Comparison(lam, closed, steps)
     if undefined:
         names = ", ".join(sorted(map(str, undefined)))
         law, first, reason = UNDECIDED, None, f"Lambda(t) depends on {names}, not given"
@@ -301,7 +297,7 @@ def _epsilon(law, Lam, closed, growth, exponent, lam, steps):
                 return sp.powsimp(C * sp.exp(-(sp.Add(*parts) if settled else closed)))
     if growth is not None:
         # Lambda - growth bounded: int^oo |lambda - growth'| converges.
-        rest = _Comparison(sp.Abs(lam - sp.diff(growth, t)), None, steps)
+        rest = Comparison(sp.Abs(lam - sp.diff(growth, t)), None, steps)
         if rest.converges(rest.lam):
             return sp.powsimp(C * sp.exp(-growth))
     if Lam.is_Add:                      # constants go into C

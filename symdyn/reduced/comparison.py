@@ -46,7 +46,7 @@ def _number(v):
         and (v.is_real or v in (sp.oo, -sp.oo))
 
 
-class _Comparison:
+class Comparison:
     """Limits of Lambda(t) as t -> oo from the integrand ``lam`` (l'Hopital)
     and, where those do not exist, from the closed form ``closed``."""
 

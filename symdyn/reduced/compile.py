@@ -31,8 +31,9 @@ import sympy as sp
 
 from ..base.budget import complete_cache
 from ..base.checks import check_attention
-from ..model.registry import Scheme, lambdify_phases, piecewise_breakpoints
+from ..model.piecewise import lambdify_phases, piecewise_breakpoints
 from ..model.registry import scheme as get_scheme
+from ..model.scheme import Scheme
 from ..model.symbols import SCHEME_SYMBOLS, A_norm, a, beta, gamma, n, r, t
 from .equiangular import reduce
 

@@ -31,11 +31,13 @@ from dataclasses import dataclass, replace
 import sympy as sp
 
 from ..base.budget import complete_cache, time_limit, within
-from ..base.checks import ATTENTIONS, check_attention  # noqa: F401 (re-exported)
+from ..base.checks import check_attention
 from ..model.display import formula_table, formula_text, latex
-from ..model.expressions import LIMITS, ExprLike, in_domain, substitute, value
-from ..model.registry import Scheme, SchemeLike
+from ..model.expressions import value
+from ..model.guards import LIMITS, ExprLike, in_domain, substitute
+from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
+from ..model.scheme import Scheme
 from ..model.symbols import ALL_SYMBOLS, A_norm, a, gamma, n
 from ..model.symbols import beta as BETA
 
@@ -185,7 +187,7 @@ def reduce(scheme: SchemeLike, attention: str = "softmax",
     Parameters
     ----------
     scheme : str or Scheme
-        A built-in name or a :class:`~symdyn.model.registry.Scheme`.
+        A built-in name or a :class:`~symdyn.model.scheme.Scheme`.
     attention : {"softmax", "unnormalized"}
         Softmax attention, or the kernel with denominator ``n``.
     beta : sympy.Expr, optional

@@ -37,11 +37,12 @@ import sympy as sp
 
 from ..base.budget import complete_cache
 from ..base.checks import check_attention, shown
-from ..model.registry import Scheme, SchemeLike, lambdify_phases
+from ..model.piecewise import lambdify_phases
+from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
+from ..model.scheme import Scheme
 from ..model.symbols import beta, n, r
 from .compile import StableSystem, epsilon, stabilize, stable_system
-from .variational import rates  # noqa: F401  (its old home)
 
 #: Parameters of every scheme that a sensitivity may be taken with respect to.
 STANDARD = ("beta", "n", "gamma0", "r0")

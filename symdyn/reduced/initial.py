@@ -18,7 +18,8 @@ import sympy as sp
 from ..base.budget import time_limit, within
 from ..base.checks import shown
 from ..model.display import latex
-from ..model.expressions import ExprLike, _short, in_domain, lambdify, substitute, value
+from ..model.expressions import value
+from ..model.guards import ExprLike, clipped, in_domain, lambdify, substitute
 from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import ALL_SYMBOLS, gamma, n, r, t
@@ -80,7 +81,7 @@ def _check_gamma0(g0, nn, gamma0):
     if bad.any():
         i = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
         nk, bk = (float(w[i]) for w in _GAMMA0_WITNESSES)
-        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1]; {_short(g0)} is {g[i]:.6g} "
+        raise ValueError(f"gamma0 must lie in [-1/(n-1), 1]; {clipped(g0)} is {g[i]:.6g} "
                          f"at n = {nk:g}, beta = {bk:g}")
 
 
@@ -154,12 +155,12 @@ def _denested(expr):
     m = sp.Dummy("m", positive=True)
     split = sp.powdenest(sp.powsimp(expr.subs(n, m + 1), force=True), force=True)
     tidy = sp.factor(sp.simplify(split)).subs(m, n - 1)
-    if sp.count_ops(tidy) >= sp.count_ops(expr) or not _equal_at_samples(expr, tidy):
+    if sp.count_ops(tidy) >= sp.count_ops(expr) or not equal_at_samples(expr, tidy):
         return expr
     return tidy
 
 
-def _equal_at_samples(a, b) -> bool:
+def equal_at_samples(a, b) -> bool:
     names = sorted(a.free_symbols | b.free_symbols, key=str)
     for k in range(3):
         point = {x: {n: (2, 3.7, 40)[k], BETA: (0.3, 1.7, 4.0)[k]}.get(x, (0.45, 1.3, -0.6)[k])
@@ -215,19 +216,19 @@ def leading_order(expr: ExprLike, var: sp.Symbol | str = n) -> LeadingOrder:
 def _leading_order(expr, var):
     p = sp.limit(sp.log(sp.Abs(expr)) / sp.log(var), var, sp.oo)
     if _no_limit(p):
-        raise _undecided(f"log|{_short(expr)}| / log({var})", var, p)
+        raise _undecided(f"log|{clipped(expr)}| / log({var})", var, p)
     if not (p.is_real and p.is_finite):
         raise ValueError(f"expr: no power-law leading order in {var} ({p})")
     c = tidy(sp.limit(expr / var ** p, var, sp.oo))
     if _no_limit(c):
         # sin(n): p = 0 comes out, but sin(n) / n**0 has no limit (it oscillates)
-        raise _undecided(f"({_short(expr)}) / {var}**{p}", var, c)
+        raise _undecided(f"({clipped(expr)}) / {var}**{p}", var, c)
     if c.is_zero or not c.is_finite:
         raise ValueError(f"expr: no power-law leading order in {var} "
                          f"(coefficient {c})")
     if _not_real(c) or _complex_at_large(expr, var):
-        raise ValueError(f"expr: {_short(expr)} is not real as {var} -> oo (its leading "
-                         f"term: ({_short(c)})*{var}**({p})); a leading order c*{var}**p "
+        raise ValueError(f"expr: {clipped(expr)} is not real as {var} -> oo (its leading "
+                         f"term: ({clipped(c)})*{var}**({p})); a leading order c*{var}**p "
                          f"needs a real expression and a real c")
     return LeadingOrder(c, p, var)
 
@@ -264,7 +265,7 @@ def _complex_at_large(expr, var) -> bool:
 
 def _undecided(what, var, found):
     return ValueError(f"expr: {UNDECIDED}: {what} has no limit as {var} -> oo that sympy "
-                      f"finds ({_short(found)}), so no leading order c*{var}**p")
+                      f"finds ({clipped(found)}), so no leading order c*{var}**p")
 
 
 def _no_limit(x) -> bool:

@@ -1,7 +1,7 @@
 """The batch of :func:`~symdyn.reduced.solver.solve` as the driver sees it.
 
-:class:`_Field` is the batched right-hand side of :math:`(u, r)`,
-:math:`u = \\log(1 - \\gamma)` (and of the forward sensitivities); :class:`_Problem`
+:class:`ReducedRates` is the batched right-hand side of :math:`(u, r)`,
+:math:`u = \\log(1 - \\gamma)` (and of the forward sensitivities); :class:`BatchProblem`
 holds it with the start, the field's arguments and the tolerances per member
 and component, and runs :func:`symdyn.ode.integrate.integrate` on them. Used
 by :mod:`symdyn.reduced.solver` and :mod:`symdyn.reduced.solve_crossing`.
@@ -17,14 +17,14 @@ import numpy as np
 
 from ..base.checks import shown
 from ..ode.integrate import integrate
-from .solve_checks import _fault, _hint
+from .solve_checks import field_fault, unnormalized_hint
 from .variational import rates
 
 # u = log(epsilon) is held to an absolute error rtol (a relative error of
 # epsilon), but no float holds u to better than a few ulps of |u|.
-_U_RTOL = 100 * np.finfo(float).eps
+U_RTOL = 100 * np.finfo(float).eps
 
-def _u_atol(eps0, n, rtol):
+def u_atol(eps0, n, rtol):
     """Absolute tolerance of u = log(epsilon), per member.
 
     The rate of u carries the factor delta = 1 + (n-1) gamma = n - (n-1) eps,
@@ -39,14 +39,14 @@ def _u_atol(eps0, n, rtol):
     return rtol * np.clip(ratio, 1e-7, 1.0)
 
 
-class _Field:
+class ReducedRates:
     """The batched right-hand side of ``(u, r)`` and, with a
     :class:`~symdyn.reduced.forward_sensitivity.Sensitivity`, of ``(sigma_u, sigma_r)`` per
     parameter (state columns ``2 + 2 i, 3 + 2 i``).
 
     States where the speed is not positive and finite or ``r <= 0`` are
     refused with NaN rates. With ``remember`` (the diagnostics of a failed
-    member, :meth:`_Problem.failure`) it also keeps, per member, the last state
+    member, :meth:`BatchProblem.failure`) it also keeps, per member, the last state
     evaluated or the first refused one: ``seen[:, m] = (t, epsilon, r,
     speed)``; the solve itself runs without (that bookkeeping cost more than
     the compiled right-hand side on large batches).
@@ -120,7 +120,7 @@ class _Field:
 
 def _start(field, system, y0, args, g0):
     """Evaluate the field at t = 0; a non-finite start raises with its cause.
-    Returns the states seen there (the reference of :func:`_fault`)."""
+    Returns the states seen there (the reference of :func:`field_fault`)."""
     M = len(g0)
     with np.errstate(all="ignore"):
         start = field(np.zeros(M), y0, np.zeros(M, dtype=int), *args)
@@ -129,7 +129,7 @@ def _start(field, system, y0, args, g0):
     if singular.any():
         i = int(np.flatnonzero(singular)[0])
         values = [a[i] for a in args[3:]]
-        raise (_fault(system, field.laws[0][1], first[:, i], first[:, i], values)
+        raise (field_fault(system, field.laws[0][1], first[:, i], first[:, i], values)
                or ValueError(f"gamma0, n, beta: the vector field of {system.scheme.name} "
                              f"is not finite at gamma0 = {shown(g0[i])}, n = {values[0]:g}, "
                              f"beta = {values[1]:g}"))
@@ -142,15 +142,15 @@ def _start(field, system, y0, args, g0):
 
 
 @dataclass
-class _Problem:
+class BatchProblem:
     """The batch of ``sd.solve`` as the integrator sees it: the field, the
     start ``y0``, the field's arguments and the tolerances per member and
     component; ``first``: the states at ``t = 0`` (the reference of
-    :func:`_fault`)."""
+    :func:`field_fault`)."""
 
     system: object
     sens: object
-    field: _Field
+    field: ReducedRates
     y0: np.ndarray
     args: tuple
     rtol: list
@@ -168,14 +168,14 @@ class _Problem:
         # rounding could push gamma below -1/(n-1)), so it is held there as well.
         frozen = at_cluster | (np.abs(1 + (nn - 1) * g0) <= 64 * np.finfo(float).eps * nn)
         y0 = [np.log(np.where(at_cluster, 1.0, eps0)), rr]
-        tol_r = [_U_RTOL, rtol]
-        tol_a = [_u_atol(eps0, nn, rtol), np.full_like(nn, atol)]
+        tol_r = [U_RTOL, rtol]
+        tol_a = [u_atol(eps0, nn, rtol), np.full_like(nn, atol)]
         if sens is not None:
             for su, sr in sens.initial(np.where(at_cluster, 1.0, eps0)):
                 y0 += [np.where(frozen, 0.0, su), np.broadcast_to(sr, nn.shape)]
                 tol_r += [rtol, rtol]
                 tol_a += [np.full_like(nn, rtol), np.full_like(nn, atol)]
-        field = _Field(system, sens, len(nn), frozen, at_cluster)
+        field = ReducedRates(system, sens, len(nn), frozen, at_cluster)
         y0 = np.stack(y0, axis=1)
         args = (frozen, at_cluster, np.arange(len(nn)), nn, bb, *pp)
         first = _start(field, system, y0, args, g0)
@@ -185,7 +185,7 @@ class _Problem:
 
     def member(self, i):
         """Member ``i`` alone, its field remembering the states it evaluates."""
-        field = _Field(self.system, self.sens, 1, self.frozen[i:i + 1],
+        field = ReducedRates(self.system, self.sens, 1, self.frozen[i:i + 1],
                        self.at_cluster[i:i + 1])
         args = tuple(a[i:i + 1] for a in self.args[:2]) + (np.zeros(1, dtype=int),) + tuple(
             a[i:i + 1] for a in self.args[3:])
@@ -205,13 +205,13 @@ class _Problem:
     def failure(self, times, sol, options):
         """The error of a failed solve: its first failed member solved again
         alone (a member's steps do not depend on its batch), remembering the
-        states it evaluates, names the cause (:func:`_fault`)."""
+        states it evaluates, names the cause (:func:`field_fault`)."""
         system = self.system
         i = int(np.flatnonzero(~np.isfinite(sol.y[:, -1]).all(axis=1))[0])
         field, args = self.member(i)
         integrate(field, times, self.y0[i:i + 1], args, rtol=self.rtol,
                   atol=self.atol[i:i + 1], breakpoints=system.breakpoints, **options)
         phase = int(np.searchsorted(system.breakpoints, field.seen[0, 0], side="left"))
-        return (_fault(system, field.laws[phase][1], field.seen[:, 0], self.first[:, i],
+        return (field_fault(system, field.laws[phase][1], field.seen[:, 0], self.first[:, i],
                        [a[i] for a in self.args[3:]])
-                or ArithmeticError(f"solve: {sol.message}" + _hint(system)))
+                or ArithmeticError(f"solve: {sol.message}" + unnormalized_hint(system)))

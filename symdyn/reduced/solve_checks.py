@@ -1,10 +1,10 @@
 """The checks of ``sd.solve``: its arguments, its size, and the faults of a law.
 
-Before solving: the arguments broadcast together (:func:`_parameters`), the
+Before solving: the arguments broadcast together (:func:`broadcast_arguments`), the
 batch fits in memory (:func:`_check_size`), the tolerances are in range, a
 speed law of time and parameters only is positive on ``[0, t_max]``
-(:func:`_check_time_law`). After a failed solve: the cause named from the
-state where the field was refused (:func:`_fault`, :func:`_law_fault`).
+(:func:`check_time_law`). After a failed solve: the cause named from the
+state where the field was refused (:func:`field_fault`, :func:`law_fault`).
 
 Layer 2, reduced.
 """
@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.checks import RTOL_FLOOR, check_gamma0, finite_array, shown, tolerance
-from ..model.law_limits import R_UNDERFLOW, law_text, underflow
+from ..model.guards import law_text
+from ..model.law_limits import R_UNDERFLOW, underflow
 from ..model.parameters import check_free_values
-from ..model.registry import Scheme
+from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from ..model.symbols import t as t_sym
@@ -25,7 +26,7 @@ from ..model.symbols import t as t_sym
 # took 70 s), and covers the unnormalized kernel to beta of about 150.
 MAX_DPS = 80
 
-def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
+def broadcast_arguments(s: Scheme, n, beta, gamma0, r0, params: dict):
     """The arguments as float arrays broadcast together: ``n, beta, gamma0, r0``
     and a dict of the scheme's free parameters (defaults where not given)."""
     unknown = set(params) - set(s.defaults)
@@ -49,7 +50,7 @@ def _parameters(s: Scheme, n, beta, gamma0, r0, params: dict):
     return [arrays.pop(k) for k in ("n", "beta", "gamma0", "r0")] + [arrays]
 
 
-def _check_underflow(system, tr):
+def check_r_underflow(system, tr):
     """A solution whose ``r`` fell below :data:`R_UNDERFLOW` reports rounding
     (0 or a subnormal number), not the law's ``r``: refused, naming the first
     output time where it happened."""
@@ -65,12 +66,12 @@ def _underflow(system, value, when, nk, bk):
                       f"(n = {nk:g}, beta = {bk:g})")
 
 
-def _tolerance(value, name):
+def check_tolerance(value, name):
     """rtol in [checks.RTOL_FLOOR, 1), atol in (0, 1)."""
     return tolerance(value, name, RTOL_FLOOR if name == "rtol" else 0.0)
 
 
-def _law_fault(system, what, value, tt, nk, bk):
+def law_fault(system, what, value, tt, nk, bk):
     """The error for a speed <= 0 (or not finite), or r <= 0, along a trajectory."""
     s = system.scheme
     if what == "radial" and abs(value) < R_UNDERFLOW:   # stalled at the float's bottom
@@ -88,19 +89,19 @@ def _law_fault(system, what, value, tt, nk, bk):
 # e^-beta (the rate of log(1 - gamma) grows to ~2 e^beta / s): floats resolve
 # that for beta up to about 30 (the integrator's smallest step is 1e-14);
 # mpmath at D digits resolves e^-beta > 10^-D.
-_UNNORMALIZED = ("under the unnormalized kernel gamma reaches 1 within a time of "
+UNNORMALIZED = ("under the unnormalized kernel gamma reaches 1 within a time of "
                  "order e^-beta, which floats resolve for beta up to about 30: "
                  f"use dps= (beta/2 digits or more, at most {MAX_DPS})")
 
 
-def _fault(system, f_norm, state, start, values):
+def field_fault(system, f_norm, state, start, values):
     """Name the cause of a non-finite field (or a stalled member) at ``state``:
     ``(t, epsilon, r, speed)``; ``start``: the same at t = 0; ``values``: the
     member's ``n, beta`` and free parameters. None if unknown."""
     tt, eps, r, speed = state
     nk, bk = values[0], values[1]
     if not r > 1e-8 * start[2]:           # r <= 0, or stalled on its way there
-        return _law_fault(system, "radial", r, tt, nk, bk)
+        return law_fault(system, "radial", r, tt, nk, bk)
     with np.errstate(all="ignore"):
         norm = float(f_norm(tt, eps, r, *values))
     where = f"at t = {tt:.6g}, gamma = {shown(float(1 - eps))}, n = {nk:g}, beta = {bk:g}"
@@ -115,11 +116,11 @@ def _fault(system, f_norm, state, start, values):
         return ValueError(f"beta: e^beta overflows a float {where} under the "
                           f"unnormalized kernel (beta < 709); use dps=")
     if not speed > 1e-8 * start[3]:       # <= 0, not finite, or stalled toward 0
-        return _law_fault(system, "speed", speed, tt, nk, bk)
+        return law_fault(system, "speed", speed, tt, nk, bk)
     return None
 
 
-def _check_time_law(system, times, n, beta, params):
+def check_time_law(system, times, n, beta, params):
     """A speed law in t, n, beta and free parameters only is checked on
     [0, t_max] before solving: its first non-positive or non-finite value,
     located by bisection."""
@@ -161,8 +162,8 @@ def _check_time_law(system, times, n, beta, params):
                     break
                 lo, hi = (lo, mid) if bad(mid, member)[0][0] else (mid, hi)
             grid[k], val[k] = hi, bad(hi, member)[1][0]
-        raise _law_fault(system, "speed", val[k], grid[k], member[0], member[1])
+        raise law_fault(system, "speed", val[k], grid[k], member[0], member[1])
 
 
-def _hint(system):
-    return f"; {_UNNORMALIZED}" if system.attention == "unnormalized" else ""
+def unnormalized_hint(system):
+    return f"; {UNNORMALIZED}" if system.attention == "unnormalized" else ""

@@ -20,8 +20,8 @@ from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from ..ode.events import Event
 from .compile import stable_system
-from .problem import _Problem
-from .solve_checks import _check_time_law, _parameters, _tolerance
+from .problem import BatchProblem
+from .solve_checks import broadcast_arguments, check_time_law, check_tolerance
 
 
 def crossing_time(scheme, n, beta, level, gamma0=0.0, r0=1.0, *, t_max=1e6,
@@ -43,18 +43,18 @@ def crossing_time(scheme, n, beta, level, gamma0=0.0, r0=1.0, *, t_max=1e6,
     [5.27, 73.446]
     """
     s = get_scheme(scheme)
-    n, beta, gamma0, r0, params = _parameters(s, n, beta, gamma0, r0, params or {})
-    rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
+    n, beta, gamma0, r0, params = broadcast_arguments(s, n, beta, gamma0, r0, params or {})
+    rtol, atol = check_tolerance(rtol, "rtol"), check_tolerance(atol, "atol")
     if s.starts_on_sphere:
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
     times = np.array([float(t_max)])
-    _check_time_law(system, times, n, beta, params)
+    check_time_law(system, times, n, beta, params)
     check_speed(s, float(t_max), {n_sym: n, b_sym: beta,
                                   **{x: params[x.name] for x in s.symbols}}, "solve")
     nn, bb, g0, rr = (np.ravel(x).astype(float) for x in (n, beta, gamma0, r0))
     pp = [np.ravel(v).astype(float) for v in params.values()]
-    problem = _Problem.build(system, None, nn, bb, g0, rr, pp, rtol, atol)
+    problem = BatchProblem.build(system, None, nn, bb, g0, rr, pp, rtol, atol)
     target = float(np.log1p(-level))
 
     def below(t, y, *args):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from ..model.law_limits import law_text
+from ..model.guards import law_text
 from ..ode.extrapolation import integrate_mp
-from .solve_checks import _law_fault
+from .solve_checks import law_fault
 from .variational import rates
 
 
-def _solve_mp(system, times, n, beta, gamma0, r0, params, sens, dps):
+def solve_multiprecision(system, times, n, beta, gamma0, r0, params, sens, dps):
     """Every member at ``dps`` digits: ``(res, derivs)``, the arrays of
     ``gamma, epsilon, log_epsilon, gamma_dot, r`` (mpf, batch shape + times)
     and of the sensitivities (or None)."""
@@ -56,7 +56,7 @@ def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, 
         if speed is None:
             raise _mp_radial_fault(system, phases[phase][1], tt, eps, y[1], values, dps)
         if not speed > 0:
-            raise _law_fault(system, "speed" if speed is not None else "radial",
+            raise law_fault(system, "speed" if speed is not None else "radial",
                              float(y[1] if speed is None else speed), float(tt),
                              float(values[0]), float(values[1]))
         args = (tt, eps, y[1], *values)
@@ -105,7 +105,7 @@ def _mp_radial_fault(system, f_r, tt, eps, r, values, dps):
     except (ArithmeticError, ValueError, TypeError):
         barrier = False
     if not barrier:
-        return _law_fault(system, "radial", float(r), float(tt), nk, bk)
+        return law_fault(system, "radial", float(r), float(tt), nk, bk)
     return ValueError(f"radial: r underflowed the dps = {dps} extrapolation at t = "
                       f"{float(tt):.6g} (n = {nk:g}, beta = {bk:g}): the radial law dr/dt = "
                       f"{law_text(s.radial, 50)} of {s.name} keeps r > 0, but r fell too "

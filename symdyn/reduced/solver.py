@@ -13,7 +13,7 @@ compiled right-hand sides of :mod:`symdyn.reduced.compile`:
 Tokens of schemes that renormalize at ``t = 0`` (post-ln, mix-ln, the
 on-sphere schemes) start at ``r = 1`` whatever ``r0`` says.
 
-The batch as the driver sees it is :class:`~symdyn.reduced.problem._Problem` (also used by
+The batch as the driver sees it is :class:`~symdyn.reduced.problem.BatchProblem` (also used by
 :mod:`symdyn.reduced.solve_crossing`); the checks and fault messages live in
 :mod:`symdyn.reduced.solve_checks`, the mpmath path in
 :mod:`symdyn.reduced.solve_mp`, :class:`Trajectory` in
@@ -31,29 +31,27 @@ import numpy as np
 
 from ..base.checks import check_attention, integer, memory, output_times, shown
 from ..model.law_limits import check_speed
-from ..model.registry import Scheme, run_parameters
+from ..model.parameters import run_parameters
 from ..model.registry import scheme as get_scheme
+from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
-from ..ode.integrate import BatchSolution, initial_step
+from ..ode.integrate import BatchSolution
+from ..ode.methods import initial_step
 from ..ode.outputs import count
 from ..ode.scalar import GiveUp, integrate_one
 from .compile import stable_system
 from .forward_sensitivity import parameter_names, sensitivity
-from .problem import _U_RTOL, _Field, _Problem, _u_atol  # noqa: F401  (benchmarks reach here)
-from .solve_checks import (  # noqa: F401  (the names tests and benchmarks reach here)
-    _UNNORMALIZED,
+from .problem import BatchProblem
+from .solve_checks import (
     MAX_DPS,
-    _check_time_law,
-    _check_underflow,
-    _fault,
-    _hint,
-    _law_fault,
-    _parameters,
-    _tolerance,
-    _underflow,
+    broadcast_arguments,
+    check_r_underflow,
+    check_time_law,
+    check_tolerance,
+    unnormalized_hint,
 )
-from .solve_mp import _solve_mp
+from .solve_mp import solve_multiprecision
 from .solve_result import Trajectory, provenance
 
 
@@ -138,9 +136,9 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     check_attention(attention)
     _check_size(s, count(t), (n, beta, gamma0, r0, *params.values()), sensitivities)
     times = output_times(t)
-    n, beta, gamma0, r0, params = _parameters(s, n, beta, gamma0, r0, params)
+    n, beta, gamma0, r0, params = broadcast_arguments(s, n, beta, gamma0, r0, params)
     wrt = _wrt(s, sensitivities)
-    rtol, atol = _tolerance(rtol, "rtol"), _tolerance(atol, "atol")
+    rtol, atol = check_tolerance(rtol, "rtol"), check_tolerance(atol, "atol")
     if dps is not None:
         dps = integer(dps, "dps", 15)
         if dps > MAX_DPS:
@@ -148,19 +146,19 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     if s.starts_on_sphere:
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
-    _check_time_law(system, times, n, beta, params)
+    check_time_law(system, times, n, beta, params)
     check_speed(s, float(times[-1]), {n_sym: n, b_sym: beta,
                                       **{x: params[x.name] for x in s.symbols}}, "solve")
     sens = None if wrt is None else sensitivity(s, wrt, attention)
     made = provenance(s, n, beta, attention, {"rtol": rtol, "atol": atol, "dps": dps,
                                                "sensitivities": sensitivities})
     if dps is not None:
-        res, derivs = _solve_mp(system, times, n, beta, gamma0, r0, params, sens, dps)
+        res, derivs = solve_multiprecision(system, times, n, beta, gamma0, r0, params, sens, dps)
         return Trajectory(times, res["gamma"], res["epsilon"], res["log_epsilon"],
                           res["gamma_dot"], res["r"], n, beta, gamma0, r0, 0,
                           f"mpmath extrapolation at {dps} digits", params, derivs, made)
     tr = _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol)
-    _check_underflow(system, tr)
+    check_r_underflow(system, tr)
     return replace(tr, provenance=made)
 
 
@@ -174,7 +172,7 @@ def _check_size(s, K, values, sensitivities):
     try:
         shape = np.broadcast_shapes(*(np.shape(v) for v in values))
     except (ValueError, TypeError):
-        return                  # _parameters names the shapes that do not broadcast
+        return                  # broadcast_arguments names the shapes that do not broadcast
     M = math.prod(shape)
     dim = 2 + 2 * len(_wrt(s, sensitivities) or ())
     memory(8 * M * (40 * dim + K * (dim + 12)),
@@ -188,7 +186,7 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
     shape = n.shape
     nn, bb, g0, rr = (np.ravel(x).astype(float) for x in (n, beta, gamma0, r0))
     pp = [np.ravel(v).astype(float) for v in params.values()]
-    pb = _Problem.build(system, sens, nn, bb, g0, rr, pp, rtol, atol)
+    pb = BatchProblem.build(system, sens, nn, bb, g0, rr, pp, rtol, atol)
     frozen, at_cluster, field = pb.frozen, pb.at_cluster, pb.field
     small = len(nn) == 1 and sens is None and not frozen[0]
     sol = (_solve_one(system, times, pb.y0, pb.args, pb.rtol, pb.atol, field)
@@ -208,7 +206,8 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
                                                *(v[:, None] for v in pp))
     gamma_dot = np.where(frozen[:, None], 0.0, -eps * rate)
     if not (np.all(np.isfinite(gamma_dot)) and np.all(np.isfinite(r))):
-        raise ArithmeticError("solve: non-finite values in the solution" + _hint(system))
+        raise ArithmeticError("solve: non-finite values in the solution"
+                              + unnormalized_hint(system))
     out = [x.reshape(shape + (len(times),)) for x in (1 - eps, eps, u, gamma_dot, r)]
     derivs = None if sens is None else {
         q: np.where(at_cluster[:, None], 0.0, -eps * sol.y[:, :, 2 + 2 * j]).reshape(
@@ -225,10 +224,10 @@ def _solve_one(system, times, y0, args, rtol, atol, field):
     values = [float(v[0]) for v in args[3:]]
 
     def f(tt, y, phase):
-        eps, r = float(np.exp(y[0])), y[1]      # numpy's exp, as _Field (not libm's)
+        eps, r = float(np.exp(y[0])), y[1]      # numpy's exp, as ReducedRates (not libm's)
         try:
             s = speed[phase](tt, eps, r, *values) if speed is not None else 1.0
-            if not (r > 0 and s > 0):    # as _Field refuses (+inf passes, nan not)
+            if not (r > 0 and s > 0):    # as ReducedRates refuses (+inf passes, nan not)
                 raise ArithmeticError("refused")
             return rates[phase](tt, eps, r, *values)
         except (NameError, TypeError, AttributeError):   # code that needs arrays

@@ -16,8 +16,10 @@ import sympy as sp
 from ..base.budget import complete_cache
 from ..base.checks import shown
 from ..model.display import formula_table, latex
-from ..model.registry import Scheme, SchemeLike, parameter_text, parameter_values
+from ..model.registry import SchemeLike, parameter_text, parameter_values
 from ..model.registry import scheme as get_scheme
+from ..model.registry import schemes as builtin_names
+from ..model.scheme import Scheme
 from .asymptotics import Terminal, terminal
 from .equiangular import Reduction, reduce
 from .initial import LeadingOrder, initial_token_speed, initial_velocity, leading_order
@@ -243,7 +245,6 @@ def table(schemes=None, attention: str = "softmax", format: str = "dataframe",
     """
     import pandas as pd
 
-    from ..model.registry import schemes as builtin_names
 
     if format not in ("dataframe", "latex"):
         raise ValueError(f"format: must be 'dataframe' or 'latex', got {shown(format)}")

@@ -36,14 +36,14 @@ import sympy as sp
 
 from ..base.checks import check_attention, check_gamma0, finite_array, integer, number, shown
 from ..model.display import summary_text
-from ..model.registry import Scheme, SchemeLike
+from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
+from ..model.scheme import Scheme
 from ..model.symbols import t as t_sym
-from ..reduced.solver import Trajectory, solve
-from .optimize import (  # noqa: F401 (re-exported: they were here)
-    RTOL,
-    TARGET_TOL,
+from ..reduced.solve_result import Trajectory
+from ..reduced.solver import solve
+from .optimize import (
     LawFails,
     Model,
     balance,

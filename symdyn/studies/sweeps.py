@@ -18,6 +18,7 @@ Layer 3, studies.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import time
@@ -42,13 +43,11 @@ from ..base.checks import (
 from ..base.provenance import Provenance
 from . import grid as _grid
 from .executors import backend
-from .grid import AXES, COLUMNS, Task, label  # noqa: F401 (re-exported)
+from .grid import COLUMNS, Task
 from .progress import progress_bar
 from .runs import KINDS, run_task
-from .storage import (  # noqa: F401 (re-exported: the sweep's cache was here)
-    CacheWarning,
+from .storage import (
     Saver,
-    entry_bytes,
     interrupted,
     load,
     write_table,
@@ -261,11 +260,9 @@ def out_path(out):
         raise ValueError(f"out: the file name must end in .csv or .parquet, "
                          f"got {shown(str(out), 200)}")
     if out.suffix == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("pyarrow") is None:
             raise ValueError("out: writing Parquet needs pyarrow; install it with "
-                             "pip install 'symdyn[dask]', or write .csv") from None
+                             "pip install 'symdyn[dask]', or write .csv")
     return out
 
 

@@ -17,7 +17,7 @@ Layer 3, trained.
 from __future__ import annotations
 
 from .corpus import SENTENCES
-from .files import EXTRA, KNOWN
+from .files import EXTRA, KNOWN, locate
 from .trace import LayerTrace
 
 __all__ = ["EXTRA", "KNOWN", "LayerTrace", "SENTENCES", "load", "trace_table"]
@@ -46,7 +46,6 @@ def load(name_or_path, **options):
     Traceback (most recent call last):
     ValueError: norm must be one of 'layer', 'projection', got 'rms'
     """
-    from .files import locate
     kind, path = locate(name_or_path)
     name = str(name_or_path) if str(name_or_path) in KNOWN else None
     if kind == "bert":

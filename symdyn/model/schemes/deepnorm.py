@@ -14,7 +14,8 @@ Layer 1, model.
 
 import sympy as sp
 
-from ..scheme import Entry, LayerRule, Parameter, Scheme, Style, unit
+from ..entry import Entry, Parameter, Style
+from ..scheme import LayerRule, Scheme, unit
 
 NAME = "deepnorm"
 

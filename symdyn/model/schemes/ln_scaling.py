@@ -16,7 +16,8 @@ import math
 
 import sympy as sp
 
-from ..scheme import Entry, LayerRule, Scheme, Style, unit
+from ..entry import Entry, Style
+from ..scheme import LayerRule, Scheme, unit
 from ..symbols import a, r, t
 
 NAME = "ln-scaling"

@@ -8,7 +8,8 @@ Layer 1, model.
 
 import sympy as sp
 
-from ..scheme import Entry, LayerRule, Parameter, Scheme, Style
+from ..entry import Entry, Parameter, Style
+from ..scheme import LayerRule, Scheme
 from ..symbols import a, r, t
 from .post_ln import rule as post_ln_rule
 from .pre_ln import rule as pre_ln_rule

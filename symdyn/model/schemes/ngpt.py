@@ -12,9 +12,11 @@ import numpy as np
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from ..entry import Entry, Parameter, Style
 from ..expressions import parse
+from ..law_checks import witness
 from ..parameters import at_defaults, check_used, free_parameters, symbols_of
-from ..scheme import Entry, LayerRule, Parameter, Scheme, Style, unit, witness
+from ..scheme import LayerRule, Scheme, unit
 from ..symbols import A_norm, t
 
 NAME = "ngpt"

@@ -9,7 +9,8 @@ Layer 1, model.
 
 import sympy as sp
 
-from ..scheme import Entry, LayerRule, Scheme, Style, unit
+from ..entry import Entry, Style
+from ..scheme import LayerRule, Scheme, unit
 from ..symbols import a, r
 
 NAME = "pre-ln"
