@@ -6,7 +6,7 @@
   members stand still. Control: attending to the group as one token of mass 2
   at its head (the full mask's merging, ignoring the mask) changes the field
   of the queries between the members by O(1e-2).
-* A causal run merged by default reports what merge=0 reports: the same
+* A causal run merged (merge=1e-8, opt-in under the mask) reports what merge=0 reports: the same
   labels and events, epsilon within 1e-6 relative where exact, within its
   bound (epsilon + spread) after the last merge. Control: the same run with
   the inexact merge (key masses at the head) reports a different epsilon.
@@ -62,11 +62,12 @@ def run(merge, X0):
 @pytest.fixture(scope="module")
 def runs():
     X0 = sd.init.sphere(16, 3, batch=2, seed=1)
-    return X0, run(None, X0), run(0.0, X0)
+    return X0, run(1e-8, X0), run(0.0, X0)
 
 
 def test_causal_merging_reports_what_merge_0_reports(runs):
-    _, merged, plain = runs
+    X0, merged, plain = runs
+    assert run(None, X0).merged == 0                    # the default: no merging
     assert merged.merged > 0 and plain.merged == 0
     np.testing.assert_array_equal(merged.labels, plain.labels)
     assert merged.events == plain.events
@@ -86,7 +87,7 @@ def test_an_inexact_causal_merge_changes_what_is_reported(runs, monkeypatch):
     monkeypatch.setattr(continuous, "group_field", keyed)
     monkeypatch.setattr(causal.CausalCoalescence, "split",
                         lambda self, members, theta, rad: np.zeros(len(members), bool))
-    wrong = run(None, X0)
+    wrong = run(1e-8, X0)
     assert wrong.merged > 0
     gap = np.abs(wrong.epsilon / plain.epsilon - 1).max()
     assert gap > 1e-4

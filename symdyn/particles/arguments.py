@@ -189,11 +189,13 @@ def options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clo
     merge = (min(merging.PER_RTOL * rtol, largest) if merge is None
              else number(merge, "merge", 0, largest))
     # under the mask, merging is exact only on the sphere (symdyn.particles.causal)
-    if causal and merge > 0 and not (s.on_sphere and clock == "t" and step is None):
-        if merge_given:
+    # and opt-in: by default it did not save evaluations (causal.py, measured)
+    if causal and merge > 0:
+        if not merge_given:
+            merge = 0.0
+        elif not (s.on_sphere and clock == "t" and step is None):
             raise ValueError("merge: under mask='causal' merging is exact only for "
                              "schemes on the sphere in the clock t; use merge=0")
-        merge = 0.0
     if kappa is not None and inverse_noise(kappa) is None:      # kappa = inf: no noise
         integer(seed, "seed", 0, optional=True)
         kappa = seed = None
