@@ -169,6 +169,40 @@ class ETDRK4Stepper:
         cc = e2 * a + q * (2 * nb - nc)
         return e * c + f1 * nc + 2 * f2 * (na + nb) + f3 * f(cc)
 
+    def advance(self, c, times, tol, unresolved):
+        """Step doubling from ``t = 0`` to each of ``times``: the states there
+        and the accepted steps.
+
+        A step ``h`` against two of ``h/2``: ETDRK4 is of order 4, so their
+        difference / 15 estimates the error of the pair (Richardson); accepted
+        at most ``tol``; the next step is ``h`` times
+        :math:`\\mathrm{clip}(0.9\\,(\\mathrm{tol}/\\mathrm{err})^{1/5}, 0.2, 2)`, on a
+        ladder of powers of :math:`2^{1/8}` (``_phi``'s cache hits). A pair that
+        overflows counts as a rejection (the step shrinks 5x);
+        ``unresolved(now, tries, h)`` is raised after :data:`MAX_STEPS`
+        attempts or at a step below :math:`10^{-15}\\max(1, t)`.
+        """
+        out, now, h, steps, tries = [], 0.0, 1e-2, 0, 0
+        with np.errstate(over="ignore", invalid="ignore"):    # a step too long: shortened
+            for target in times:
+                while now < target:
+                    h = min(h, target - now)
+                    nc = self.field(c)
+                    one = self.step(c, h, nc)
+                    two = self.step(self.step(c, h / 2, nc), h / 2)
+                    err = np.max(np.abs(two - one)) / 15
+                    tries += 1
+                    if tries > MAX_STEPS or h < 1e-15 * max(1.0, now):
+                        raise unresolved(now, tries, h)
+                    if not np.isfinite(err):
+                        err = np.inf
+                    if err <= tol:
+                        now, c, steps = (target if h >= target - now else now + h), two, steps + 1
+                    h *= min(2.0, max(0.2, 0.9 * (tol / max(err, 1e-300)) ** 0.2))
+                    h = 2.0 ** (np.floor(8 * np.log2(h)) / 8)
+                out.append(c.copy())
+        return np.array(out), steps
+
 
 def _initial(mu0, modes):
     points = 4 * modes
@@ -288,27 +322,8 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
     c = _initial(mu0, m)
     lin = np.zeros(m + 1) if kap is None else -np.arange(m + 1) ** 2 / kap
     stepper = ETDRK4Stepper(_FourierFlux(b, attention, m), lin)
-    out, now, h, steps, tries = [], 0.0, 1e-2, 0, 0
-    with np.errstate(over="ignore", invalid="ignore"):    # a step too long: shortened
-        for target in times:
-            while now < target:
-                h = min(h, target - now)
-                nc = stepper.field(c)
-                one = stepper.step(c, h, nc)
-                half = stepper.step(c, h / 2, nc)
-                two = stepper.step(half, h / 2)
-                err = np.max(np.abs(two - one)) / 15
-                tries += 1
-                if tries > MAX_STEPS or h < 1e-15 * max(1.0, now):
-                    raise ValueError(_unresolved(b, attention, now, tries, h))
-                if not np.isfinite(err):                       # too long a step: shorten it
-                    err = np.inf
-                if err <= tol:
-                    now, c, steps = (target if h >= target - now else now + h), two, steps + 1
-                h *= min(2.0, max(0.2, 0.9 * (tol / max(err, 1e-300)) ** 0.2))
-                h = 2.0 ** (np.floor(8 * np.log2(h)) / 8)       # on a ladder: phi's cache hits
-            out.append(c.copy())
-    moments = np.array(out)
+    moments, steps = stepper.advance(
+        c, times, tol, lambda now, tries, h: ValueError(_unresolved(b, attention, now, tries, h)))
     tail = float(np.max(np.abs(moments[:, m - m // 10:]))) if m >= 10 else 0.0
     if tail > 1e-6:
         warnings.warn(f"mean_field: the top tenth of the {m} modes carries {tail:.2g}: "

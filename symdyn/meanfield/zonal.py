@@ -146,19 +146,7 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     lap = sp.lambdify(K, laplacian_eigenvalue().subs(D, dd), modules="numpy")   # derived
     lin = np.zeros(mm + 1) if kap is None else lap(np.arange(mm + 1.0)) / kap
     stepper = ETDRK4Stepper(field, lin)
-    out, now, h, steps = [], 0.0, 1e-2, 0
-    for target in times:
-        while now < target:
-            h = min(h, target - now)
-            nc = field(m)
-            one = stepper.step(m, h, nc)
-            two = stepper.step(stepper.step(m, h / 2, nc), h / 2)
-            err = np.max(np.abs(two - one)) / 15
-            if not np.isfinite(err):
-                raise FloatingPointError(f"mean_field_zonal: not finite at t = {now:.4g}")
-            if err <= tol:
-                now, m, steps = (target if h >= target - now else now + h), two, steps + 1
-            h *= min(2.0, max(0.2, 0.9 * (tol / max(err, 1e-300)) ** 0.2))
-            h = 2.0 ** (np.floor(8 * np.log2(h)) / 8)
-        out.append(m.copy())
-    return ZonalMeanField(times, np.array(out), dd, b, kap, attention, steps)
+    moments, steps = stepper.advance(m, times, tol, lambda now, tries, h: ValueError(
+        f"mean_field_zonal: the flow is not resolved at t = {now:.4g} "
+        f"({tries:,} steps, the last {h:.3g}); ask for earlier times, more modes or a larger tol"))
+    return ZonalMeanField(times, moments, dd, b, kap, attention, steps)
