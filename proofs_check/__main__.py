@@ -15,6 +15,7 @@ the error is one line on stderr, with the traceback if SYMDYN_TRACEBACK=1);
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -63,11 +64,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _certified():
     """The certified checks' module; ``ValueError`` (exit 2) without python-flint."""
-    try:
-        import flint  # noqa: F401
-    except ModuleNotFoundError:
-        raise ValueError("--certify needs python-flint: pip install 'symdyn[certify]'") \
-            from None
+    if importlib.util.find_spec("flint") is None:
+        raise ValueError("--certify needs python-flint: pip install 'symdyn[certify]'")
     from . import certified
     return certified
 

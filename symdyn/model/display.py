@@ -109,7 +109,7 @@ def formula_text(title: str, rows) -> str:
 
 
 def trajectory_rows(tr) -> list:
-    """What a :class:`~symdyn.reduced.solver.Trajectory` shows: shape, times, ranges."""
+    """What a :class:`~symdyn.reduced.solve_result.Trajectory` shows: shape, times, ranges."""
     g = np.asarray(tr.gamma, dtype=float)
     eps = np.asarray(tr.epsilon, dtype=float)
     rows = [("batch shape", g.shape[:-1] or "()"),

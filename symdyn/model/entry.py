@@ -58,7 +58,9 @@ class Entry:
     temperature laws and its :class:`LayerRule`) for checked parameter values;
     ``parameters`` declares them with defaults and ranges; ``order`` is the
     place in :func:`symdyn.schemes`; ``style`` and ``citation`` travel with
-    every scheme built from the entry.
+    every scheme built from the entry; ``schedules`` names example laws of
+    its law parameter (``{label: law}``, nGPT's alpha schedules of the
+    paper's Figure 3), empty for a scheme without one.
     """
 
     name: str
@@ -67,4 +69,4 @@ class Entry:
     citation: str
     order: int
     parameters: tuple = ()
-    extra: dict = field(default_factory=dict, compare=False, repr=False)
+    schedules: dict = field(default_factory=dict, compare=False, repr=False)

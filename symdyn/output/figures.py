@@ -33,12 +33,11 @@ from .page import (
 from .plot import bands, coinciding, horizon, trajectory, triptych
 from .style import BAND_MIN_RUNS, paper_style, shade, style
 
-__all__ = ["NGPT_SCHEDULES", "caption_checks", "figure2_data", "figure3_data",
-           "figure4_data", "figure5_data", "plot_figure2", "plot_figure3", "plot_bands",
-           "plot_design", "write_design", "write_figures", "phase_figures", "plot_phase_diagrams"]
+__all__ = ["NGPT_SCHEDULES", "figure2_data", "figure3_data", "figure4_data", "figure5_data",
+           "plot_figure2", "plot_figure3", "plot_bands", "write_figures"]
 
 #: nGPT's alpha schedules of the paper's Figure 3 (its entry's ``schedules``).
-NGPT_SCHEDULES = entry("ngpt").extra["schedules"]
+NGPT_SCHEDULES = entry("ngpt").schedules
 
 
 def figure2_data(n: int = 32, beta: float = 1.0, t_max: float | None = None,
@@ -225,12 +224,3 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
     same = coinciding({k: _curve(f2["t"], c) for k, c in f2["curves"].items()})
     return {"files": files, "checks": checks, "quick": quick, "coinciding": same,
             "data": {"figure2": f2, "figure3": f3, "figure4": f4, "figure5": f5}}
-
-
-from .diagrams import (  # noqa: E402,F401  (re-exported: their old home)
-    file_part,
-    phase_figures,
-    plot_design,
-    plot_phase_diagrams,
-    write_design,
-)

@@ -1,14 +1,17 @@
 """Trained transformers against the theory (issue 26): traces, fits, figure, verdicts.
 
-Per model of :data:`MODELS` (all-MiniLM-L6-v2, Post-LN; SmolLM2-135M-Instruct,
-Pre-RMSNorm) and per variant of :data:`VARIANTS` (the trained weights; no MLP;
-the norm as the bare projection; random weights of the same shapes,
+Per model of :data:`MODELS` (all-MiniLM-L6-v2, of the ``post-ln`` family;
+SmolLM2-135M-Instruct, Pre-RMSNorm, of the ``pre-ln`` family) and per
+variant of :data:`VARIANTS` (the trained weights; no MLP; the norm as the
+bare projection; random weights of the same shapes,
 :func:`symdyn.trained.fits.randomized`), :func:`traces` runs a batch of corpus
 sentences through :mod:`symdyn.trained`; :func:`model_fits` fits the laws of
 :mod:`symdyn.trained.fits` to the medians over the texts; :func:`draw` is the
 three-panel figure (also ``benchmarks/theory_vs_trained_figures.py``'s);
 :func:`verdicts` turns the fits into sentences. :func:`missing` says, in one
-sentence, what is not installed. The markdown is in
+sentence, what is not installed. What the theory predicts for a model is
+read off its family's registry scheme (:func:`family`), never off a name. The
+markdown is in
 :mod:`~symdyn.output.theory_trained_section`.
 
 Layer 4, output.
@@ -20,13 +23,15 @@ import importlib
 
 import numpy as np
 
+from ..model.registry import scheme
+from ..reduced.asymptotics import terminal
 from ..trained import fits, load
 from ..trained.files import EXTRA, KNOWN, locate
 
-#: key -> (model name, scheme family, the variants whose laws panel (b) draws)
+#: key -> (model name, its family as a registry scheme, the variants whose laws panel (b) draws)
 MODELS = {
-    "minilm": ("all-MiniLM-L6-v2", "Post-LN", ("trained", "random weights")),
-    "smollm2": ("SmolLM2-135M-Instruct", "Pre-RMSNorm", ("trained", "no MLP")),
+    "minilm": ("all-MiniLM-L6-v2", "post-ln", ("trained", "random weights")),
+    "smollm2": ("SmolLM2-135M-Instruct", "pre-ln", ("trained", "no MLP")),
 }
 #: variant -> keyword arguments of load (None: fits.randomized of the trained model)
 VARIANTS = {"trained": {}, "no MLP": {"mlp": False}, "projection norm": {"norm": "projection"},
@@ -37,6 +42,17 @@ LOOKS = {"trained": ("#000000", "-", "o"), "no MLP": ("#0072B2", (0, (5, 2)), "s
          "random weights": ("#D55E00", (0, (6, 2, 1, 2)), "D")}
 #: a law "wins" when its rms residual is below TIE times the other's
 TIE = 0.8
+
+
+def family(name: str) -> dict:
+    """What the theory predicts for the registry scheme ``name``: its ``label``,
+    the ``law`` of 1 - gamma (``"exponential"`` when :func:`symdyn.terminal`
+    derives an exponential terminal law, else ``"power"``) and whether the norm
+    grows (``radial``: a radial law other than 0)."""
+    s = scheme(name)
+    exponential = terminal(s).law == "exponential"
+    return {"label": s.style.label, "law": "exponential" if exponential else "power",
+            "radial": s.radial != 0}
 
 
 def missing() -> str | None:
@@ -67,17 +83,16 @@ def traces(name: str, texts, seed: int = 0) -> dict:
             .trace(text=list(texts), skip_first=skip) for label, kw in VARIANTS.items()}
 
 
-def model_fits(tr_: dict) -> dict:
+def model_fits(tr_: dict, kind: str) -> dict:
     """variant -> {"exp", "power", "norm", "ode": Fit} on the medians over texts;
-    the reduced ODE of the model's family (post-ln or pre-ln), n = median tokens."""
-    first = next(iter(tr_.values()))
-    scheme = "post-ln" if first.scheme.lower().startswith("post") else "pre-ln"
+    the reduced ODE of the model's family ``kind`` (a registry scheme), n =
+    median tokens."""
     out = {}
     for label, t in tr_.items():
         g, r = np.median(t.cosine, axis=0), np.median(t.norm, axis=0)
         n = int(np.median(t.tokens)) - t.skip_first
         out[label] = {"exp": fits.exponential(g), "power": fits.power(g),
-                      "norm": fits.linear_norm(r), "ode": fits.reduced_ode(g, scheme, n)}
+                      "norm": fits.linear_norm(r), "ode": fits.reduced_ode(g, kind, n)}
     return out
 
 
@@ -99,12 +114,14 @@ def winner(e, p) -> tuple[str, float]:
 
 
 def verdicts(kind: str, tr_: dict, F: dict) -> list[str]:
-    """The sentences the fits support, numbers included; where the theory fails too."""
+    """The sentences the fits support for a model of the family ``kind`` (a
+    registry scheme), numbers included; where the theory fails too."""
     law = {"exponential": "the exponential (Post-LN) law", "power": "the power (Pre-LN) law"}
-    predicted = "exponential" if kind == "Post-LN" else "power"
+    fam = family(kind)
+    predicted = fam["law"]
     holds = [v for v in tr_ if winner(F[v]["exp"], F[v]["power"])[0] == predicted
              and F[v]["exp"].values[1] > 0]
-    out = [f"The law of the {kind} family, {law[predicted]}, fits better for: "
+    out = [f"The law of the {fam['label']} family, {law[predicted]}, fits better for: "
            f"{', '.join(holds) or 'no variant'}; the theory fails for: "
            f"{', '.join(v for v in tr_ if v not in holds) or 'no variant'} (the other law, "
            "neither, or no collapse; each below)."]
@@ -129,7 +146,7 @@ def verdicts(kind: str, tr_: dict, F: dict) -> list[str]:
                    + (f"the trained weights slow the collapse {kr.values[1] / kt.values[1]:.0f}"
                       "-fold." if kr.values[1] > kt.values[1] else
                       "the trained weights do not slow the collapse."))
-    if kind != "Post-LN":
+    if fam["radial"]:
         h = norm_halves(tr_)
         w, a, b = h["whole"], h["early"], h["late"]
         L = w.layers[-1]
@@ -145,10 +162,11 @@ def verdicts(kind: str, tr_: dict, F: dict) -> list[str]:
 
 
 def draw(name: str, kind: str, show_fits, tr_: dict, w="full"):
-    """The three panels of one model; returns the figure. (a) gamma per layer,
-    median and 10-90 % band; (b) 1 - gamma of the medians, exponential and power
-    laws fitted for the variants ``show_fits`` (others faint); (c) the norm,
-    with the linear fit for a Pre-LN model."""
+    """The three panels of one model of the family ``kind`` (a registry
+    scheme); returns the figure. (a) gamma per layer, median and 10-90 % band;
+    (b) 1 - gamma of the medians, exponential and power laws fitted for the
+    variants ``show_fits`` (others faint); (c) the norm, with the linear fit
+    when the family's norm grows."""
     from . import page
     fig, ax = page.figure(1, 3, w=w, height=2.55)
     a, b, c = ax[0]
@@ -174,15 +192,15 @@ def draw(name: str, kind: str, show_fits, tr_: dict, w="full"):
     t = tr_["trained"]
     skip = ", first token left out" if t.skip_first else ""
     page.finish(fig, ax=a, ncol=4, title=(
-        f"{name} ({kind}), {len(t.tokens)} corpus sentences, "
+        f"{name} ({family(kind)['label']}), {len(t.tokens)} corpus sentences, "
         f"{int(np.min(t.tokens))}-{int(np.max(t.tokens))} tokens{skip}, "
         "residual stream without final norm"))
     return fig
 
 
 def _laws_and_labels(a, b, c, kind, tr_):
-    """The norm fit of a Pre-LN model, the legend's proxies, axes and titles."""
-    pre = kind != "Post-LN"
+    """The norm fit where the family's norm grows, the legend's proxies, axes and titles."""
+    pre = family(kind)["radial"]
     if pre:
         f = fits.linear_norm(np.median(tr_["trained"].norm, axis=0))
         line = f.values[0] + f.values[1] * f.layers

@@ -19,7 +19,17 @@ import numpy as np
 
 from .formatting import markdown_table
 from .page import save_figure
-from .theory_trained import MODELS, TIE, draw, missing, model_fits, traces, verdicts, winner
+from .theory_trained import (
+    MODELS,
+    TIE,
+    draw,
+    family,
+    missing,
+    model_fits,
+    traces,
+    verdicts,
+    winner,
+)
 
 QUICK_TEXTS, FULL_TEXTS = 4, 12
 
@@ -40,9 +50,9 @@ def trained_result(folder, quick: bool = False, progress=None, seed: int = 0) ->
         say(f"trained model {name} ({len(texts)} sentences, 4 variants)")
         start = time.perf_counter()
         tr_ = traces(name, texts, seed)
-        F = model_fits(tr_)
+        F = model_fits(tr_, kind)
         files = save_figure(draw(name, kind, show, tr_), Path(folder), f"theory_vs_trained_{key}")
-        models[key] = {"name": name, "kind": kind, "traces": tr_, "fits": F,
+        models[key] = {"name": name, "kind": family(kind)["label"], "traces": tr_, "fits": F,
                        "verdicts": verdicts(kind, tr_, F), "files": files,
                        "seconds": time.perf_counter() - start}
     return {"texts": texts, "seed": seed, "models": models}

@@ -6,7 +6,7 @@ Continuous (``step=None``), for every token (docs/model.md, section 1):
           \\dot r_k = \\rho_k,
 
 with the scheme's own speed law :math:`(s, \\rho)` (the same
-:class:`~symdyn.model.registry.Scheme` the symbolic side reads; nothing here uses
+:class:`~symdyn.model.scheme.Scheme` the symbolic side reads; nothing here uses
 the reduction) and ``A`` at :math:`\\beta\\tau(t)` for a tempered scheme
 (:mod:`symdyn.particles.field`). The batch is one vectorized system with
 per-member adaptive steps (:mod:`symdyn.particles.continuous`); directions are

@@ -69,4 +69,4 @@ ENTRY = Entry(NAME, build, Style("#E69F00", "-", "nGPT", "v"),
                                     text="step-size schedule alpha_t >= 0, text in t"),
                           Parameter("params", None, kind="free",
                                     text="free parameters of alpha with their defaults")),
-              extra={"schedules": SCHEDULES})
+              schedules=SCHEDULES)
