@@ -27,7 +27,7 @@ from . import CHECKS, run, table
 
 #: The names of the certified checks (``certified.CERTIFIED``; kept here so that
 #: ``--only`` is checked before python-flint is imported).
-_CERTIFIED_NAMES = ("fig2-order", "fig2-early", "regions")
+CERTIFIED_NAMES = ("fig2-order", "fig2-early", "regions")
 
 #: The exit statuses (the same as ``symdyn``'s).
 PASSED, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
@@ -92,7 +92,7 @@ def _run_each(names, quick, certified=None):
 def main(argv=None) -> int:
     """Run the checks; returns the exit status (see :data:`EXIT_CODES`)."""
     args = _parser().parse_args(argv)            # bad usage: argparse exits with 2
-    known = list(CHECKS) + (list(_CERTIFIED_NAMES) if args.certify else [])
+    known = list(CHECKS) + (list(CERTIFIED_NAMES) if args.certify else [])
     names = known if not args.only else list(args.only)
     unknown = [n for n in names if n not in known]
     try:

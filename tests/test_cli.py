@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import symdyn as sd
 from symdyn import cli
 from symdyn.cli import main
 
@@ -18,8 +19,6 @@ def run(*argv):
 
 
 def test_schemes(capsys):
-    import symdyn as sd
-
     assert main(["schemes"]) == 0
     listed = capsys.readouterr().out.split()
     assert listed == sd.schemes()                       # every entry, new ones too
@@ -76,7 +75,6 @@ def test_verify_runs_proofs_check(tmp_path):
 
 
 def test_report_sections_carry_the_verdicts(tmp_path):
-    import symdyn as sd
     from symdyn import proofs_check
     from symdyn.output.report import DEPTHS, write_report
 
@@ -113,7 +111,6 @@ def test_report_writes_latex_for_every_scheme(tmp_path):
 def test_solve_csv_matches_library(capsys):
     import numpy as np
 
-    import symdyn as sd
 
     assert main(["solve", "pre-ln", "--n", "8", "--beta", "1", "--gamma0", "0",
                  "--t-max", "10", "--points", "3"]) == 0
@@ -152,8 +149,6 @@ def test_solve_bad_input_one_line_exit_2(argv, culprit):
 
 
 def test_version_and_python_dash_m():
-    import symdyn as sd
-
     out = subprocess.run([sys.executable, "-m", "symdyn", "--version"], capture_output=True,
                          text=True)
     assert out.returncode == 0 and out.stdout.strip() == f"symdyn {sd.__version__}"
@@ -162,7 +157,6 @@ def test_version_and_python_dash_m():
 def test_solve_several_values_and_log_times(capsys):
     import numpy as np
 
-    import symdyn as sd
 
     assert main(["solve", "post-ln", "--n", "8", "16", "--beta", "1", "--gamma0", "0",
                  "--t-max", "10", "--points", "3", "--log"]) == 0
@@ -176,8 +170,6 @@ def test_solve_several_values_and_log_times(capsys):
 
 
 def test_simulate_table_and_plot(tmp_path, capsys):
-    import symdyn as sd
-
     plot = tmp_path / "sim.png"
     assert main(["simulate", "post-ln", "--n", "6", "--d", "6", "--init", "equiangular",
                  "--seeds", "2", "--t-max", "2", "--points", "3", "--plot", str(plot)]) == 0
@@ -214,8 +206,6 @@ def test_simulate_plot_is_smooth_and_titled(tmp_path, capsys, monkeypatch):
 
 
 def test_simulate_log_clock_and_float32(capsys):
-    import symdyn as sd
-
     assert main(["simulate", "pre-ln", "--n", "6", "--d", "6", "--init", "equiangular",
                  "--seeds", "1", "--clock", "log", "--t-max", "2", "--points", "2"]) == 0
     lines = [x for x in capsys.readouterr().out.strip().splitlines() if x[0] != "#"]
@@ -406,7 +396,6 @@ def test_unrecognized_long_arguments_are_cut_in_one_short_line(capsys):
 
 
 def test_every_entry_parameter_is_an_option(capsys):
-    import symdyn as sd
     from symdyn.model.registry import entry
 
     with pytest.raises(SystemExit):
@@ -510,7 +499,6 @@ def test_param_gives_free_parameters_their_values(capsys):
                  "--n", "8", "--beta", "1", "--gamma0", "0", "--t-max", "2",
                  "--points", "2", "--format", "json"]) == 0
     two = float(json.loads(capsys.readouterr().out)["rows"][-1][1])
-    import symdyn as sd
     for c, got in ((0.5, half), (2.0, two)):
         s = sd.custom_scheme("custom", "A_norm/(1 + c*t)", params={"c": c})
         want = sd.solve(s, n=8, beta=1, gamma0=0, t=[0, 2]).gamma[-1]
@@ -566,7 +554,6 @@ def test_table_command_latex_with_columns(capsys):
 
 def test_trace_prints_the_api_s_per_layer_table(capsys):
     pytest.importorskip("safetensors", reason="the [trained] extra is not installed")
-    import symdyn as sd
 
     text = "It was the best of times."
     try:

@@ -207,10 +207,10 @@ def certified_marks(page: str) -> dict[str, str]:
 
 def test_claims_page_marks_exactly_what_certify_certifies():
     from symdyn.proofs_check import certified
-    from symdyn.proofs_check.__main__ import _CERTIFIED_NAMES
+    from symdyn.proofs_check.__main__ import CERTIFIED_NAMES
 
     page = _read(DOCS / "claims.md")
-    assert tuple(certified.CERTIFIED) == _CERTIFIED_NAMES
+    assert tuple(certified.CERTIFIED) == CERTIFIED_NAMES
     assert certified_marks(page) == {name: "certified" for name in certified.CERTIFIED}
     assert not set(certified.CERTIFIED) & set(proofs_check.CHECKS)   # never both kinds
     text = " ".join(page.split())

@@ -265,11 +265,11 @@ def test_the_report_verdicts_say_their_kind(monkeypatch, tmp_path, capsys):
     import sys
 
     from symdyn.cli import main as symdyn_main
-    from symdyn.cli.commands import _verdicts
+    from symdyn.cli.commands import verdict_section
     cert = Result("fig2-x", "s", {}, "t", ["m"], kind="certified")
     cert.row("m", True, x=1)
     monkeypatch.setattr(proofs_check, "run", lambda **kw: [(published.check(), 0.1)])
-    text = _verdicts(lambda m: None)
+    text = verdict_section(lambda m: None)
     assert "| **PASS** | checked numerically |" in text and "--certify" in text
     md = proofs_check.markdown([(cert, 0.1)])
     assert "### fig2-x: PASS (certified)" in md and "numerically" not in md

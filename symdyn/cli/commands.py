@@ -218,7 +218,7 @@ def phase_diagram_command(args) -> str:
             "(mean |log10 ratio|, decades):\n" + distance_table(dg) + "\n".join(paths))
 
 
-def _verdicts(progress, certify=False) -> str:
+def verdict_section(progress, certify=False) -> str:
     from symdyn import proofs_check
 
     results = proofs_check.run(quick=True, progress=progress)
@@ -264,7 +264,7 @@ def report_command(args) -> str:
         pc._certified()                   # without python-flint: ValueError, exit 2
 
     def verdicts(say):
-        return _verdicts(say, certify=getattr(args, "certify", False))
+        return verdict_section(say, certify=getattr(args, "certify", False))
 
     def phase_diagrams(folder):
         return write_phase_diagrams(folder, schemes=schemes(), scheduler=args.scheduler,
