@@ -90,11 +90,12 @@ def test_report_sections_carry_the_verdicts(tmp_path):
 
 def test_report_writes_latex_for_every_scheme(tmp_path):
     proc = run("report", "--out", str(tmp_path), "--quick", "--no-verify",
-               "--no-phase-diagram", "--no-trained", "--no-beyond")
+               "--no-phase-diagram", "--no-trained", "--no-beyond", "--no-metastability")
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "README.md").read_text()
     # the sections of tests/test_report_sections.py, left out as asked
     assert "## Theory against trained" not in text and "## Beyond the encoder" not in text
+    assert "## Metastability" not in text
     for name in ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]:
         assert f"## {name}" in text
     assert "C e^{- 2 t}" in text and "\\frac{C}{t^{2}}" in text
@@ -307,7 +308,8 @@ def test_report_that_cannot_write_mid_run_says_what_and_where(tmp_path, monkeypa
     monkeypatch.setattr(build, "schemes", lambda: ["post-ln"])    # one derivation: quick
     refuse_writes(monkeypatch, tmp_path, errno.EROFS, names="README.md")
     argv = ["report", "--out", str(tmp_path), "--no-figures", "--no-design",
-            "--no-trained", "--no-beyond", "--no-phase-diagram", "--no-verify"]
+            "--no-trained", "--no-beyond", "--no-metastability", "--no-phase-diagram",
+            "--no-verify"]
     assert main(argv) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"symdyn: error: cannot write {tmp_path / 'README.md'} (Read-only file system)")
@@ -581,7 +583,7 @@ def _report_one_scheme(monkeypatch, out):
 
     monkeypatch.setattr(build, "schemes", lambda: ["post-ln"])    # one derivation: quick
     return main(["report", "--out", str(out), "--no-figures", "--no-design", "--no-trained",
-                 "--no-beyond", "--no-phase-diagram", "--no-verify"])
+                 "--no-beyond", "--no-metastability", "--no-phase-diagram", "--no-verify"])
 
 
 @needs_full

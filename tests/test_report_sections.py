@@ -109,7 +109,8 @@ def test_missing_extra_is_one_sentence_and_the_report_builds(tmp_path, monkeypat
     for m in ("safetensors", "safetensors.numpy", "gguf", "tokenizers"):
         monkeypatch.setitem(sys.modules, m, None)        # importing them now fails
     monkeypatch.setattr(build, "schemes", lambda: ["post-ln"])
-    path = build.build_report(tmp_path, figures=False, design=False, beyond=False, quick=True)
+    path = build.build_report(tmp_path, figures=False, design=False, beyond=False,
+                              metastability=False, quick=True)
     text = path.read_text()
     body = text.split("## Theory against trained transformers\n\n")[1].split("\n## ")[0]
     assert body.strip().count("\n") == 0 and body.count(". ") == 0       # one sentence
@@ -211,5 +212,6 @@ def test_the_verdict_follows_the_data():
 
 def test_report_command_has_the_flags():
     from symdyn.cli import build_parser
-    args = build_parser().parse_args(["report", "--no-trained", "--no-beyond"])
-    assert args.no_trained and args.no_beyond
+    args = build_parser().parse_args(["report", "--no-trained", "--no-beyond",
+                                      "--no-metastability"])
+    assert args.no_trained and args.no_beyond and args.no_metastability

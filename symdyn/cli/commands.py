@@ -272,7 +272,7 @@ def report_command(args) -> str:
                                     **(QUICK_PHASE_DIAGRAM if args.quick else {}))
     return build_report(args.out, quick=args.quick, figures=not args.no_figures,
                         design=not args.no_design, trained=not args.no_trained,
-                        beyond=not args.no_beyond,
+                        beyond=not args.no_beyond, metastability=not args.no_metastability,
                         phase_diagrams=None if args.no_phase_diagram else phase_diagrams,
                         verdicts=None if args.no_verify else verdicts, progress=progress)
 

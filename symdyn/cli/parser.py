@@ -329,6 +329,8 @@ def _add_outputs(sub) -> None:
                           "[trained] extra; without it the section says so)")
     rep.add_argument("--no-beyond", action="store_true",
                      help="leave out causal masking, noise and the mean field")
+    rep.add_argument("--no-metastability", action="store_true",
+                     help="leave out the metastability predictions beside particle runs")
     rep.add_argument("--no-phase-diagram", action="store_true",
                      help="leave out the clustering phase diagrams")
     rep.add_argument("--scheduler", help="run the phase-diagram sweep on this Dask scheduler")
