@@ -239,9 +239,14 @@ def test_killed_sweep_leaves_no_orphaned_workers(tmp_path):
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     workers = []
     try:
-        lines = [proc.stdout.readline() for _ in range(2)]
-        assert all(lines), f"the sweep script ended early (exit {proc.poll()})"
-        workers = [int(line) for line in lines]
+        for _ in range(50):          # the workers' pids, past anything else on stdout
+            line = proc.stdout.readline()
+            assert line, f"the sweep script ended early (exit {proc.poll()})"
+            if line.strip().isdigit():
+                workers.append(int(line))
+            if len(workers) == 2:
+                break
+        assert len(workers) == 2
         assert all(_alive(pid) for pid in workers)
         proc.kill()
         proc.wait()

@@ -33,7 +33,7 @@ def load(name_or_path, **options):
 
     * both: ``mlp=True`` (False: the blocks without their MLP), ``norm`` (the
       model's own, ``"layer"`` for BERT and ``"rms"`` for Llama, or
-      ``"projection"``: x/|x|·sqrt(d));
+      ``"projection"``: :math:`x \\sqrt{d} / \\lVert x \\rVert`);
     * BERT: ``eps=None`` (the LayerNorm epsilon; None: the config's);
     * Llama: ``permuted=True`` (the file's Q/K rows are in llama.cpp's order),
       ``theta=None`` (the RoPE base; None: the file's), ``kv_map=None`` (the
