@@ -70,8 +70,9 @@ class Phase:
 def _edges(s) -> list:
     """Exact switch times of the scheme's ``Piecewise`` laws (``t < c``)."""
     points = set()
-    for pw in (s.speed.atoms(sp.Piecewise) | s.radial.atoms(sp.Piecewise)
-               | sp.sympify(s.temperature).atoms(sp.Piecewise)):
+    laws = (s.speed, s.radial, s.temperature)      # already parsed expressions (or 1)
+    for pw in set().union(*(law.atoms(sp.Piecewise) for law in laws
+                            if isinstance(law, sp.Basic))):
         for _, cond in pw.args:
             for rel in cond.atoms(sp.core.relational.Relational):
                 c = rel.rhs if rel.lhs == t else rel.lhs
