@@ -218,3 +218,21 @@ def test_a_sweep_table_names_its_grid_seeds_and_times():
     other = sd.sweep({"scheme": ["post-ln"], "n": [6], "d": [3], "beta": [1.0]}, t=[0.0, 1.0],
                      seeds=[3], executor="serial")
     assert dict(Provenance.from_json(other.attrs["provenance"]).options)["seeds"] == [3]
+
+
+def test_a_zonal_mean_field_is_saved_and_rerun(tmp_path):
+    zm = sd.mean_field_zonal(1.5, [0.0, 0.5, 2.0], [1.0, 0.2, 0.05], d=4, kappa=6.0, modes=12)
+    p = zm.provenance
+    assert (p.producer, p.beta, p.kappa, p.d, dict(p.options)["modes"]) == (
+        "mean_field_zonal", 1.5, 6.0, 4, 12)
+    assert zm.m0[:3].tolist() == [1.0, 0.2, 0.05] and zm.m0.shape == (13,)
+    text = str(zm)
+    assert "kappa" in text and "m_1 = mean <x, e>" in text and "array(" not in text
+    assert len(text.splitlines()) < 25 and "\n" not in repr(zm) and "d=4" in repr(zm)
+    zm.save(tmp_path / "z.nc")
+    back = sd.load(tmp_path / "z.nc")
+    assert type(back) is sd.ZonalMeanField and back.provenance == p
+    assert back.d == 4 and _same_bytes(back, zm)
+    assert _same_bytes(sd.rerun(back), zm)
+    other = dataclasses.replace(back, provenance=p.replace(kappa=4.0))
+    assert not _same_bytes(sd.rerun(other), zm)                 # control: another kappa

@@ -31,6 +31,7 @@ import numpy as np
 import sympy as sp
 from scipy.special import eval_gegenbauer, gammaln, roots_jacobi
 
+from symdyn.base.archive import Archived
 from symdyn.base.checks import (
     RTOL_FLOOR,
     check_attention,
@@ -43,6 +44,7 @@ from symdyn.base.checks import (
     shown,
     tolerance,
 )
+from symdyn.base.provenance import Provenance
 
 from .circle import MAX_TIME, ETDRK4Stepper
 from .stability import B, D, K, kernel_eigenvalue, laplacian_eigenvalue
@@ -60,9 +62,13 @@ def _dims(d, m):
     return np.concatenate([[1.0], (2 * k + d - 2) / k * binom])
 
 
-@dataclass(frozen=True)
-class ZonalMeanField:
-    """A zonal solution: ``moments[i, k] = int P_k(<x, e>) dmu_{t[i]}``, k = 0..modes."""
+@dataclass(frozen=True, repr=False)
+class ZonalMeanField(Archived):
+    """A zonal solution: ``moments[i, k] = int P_k(<x, e>) dmu_{t[i]}``, k = 0..modes.
+
+    ``m0``: the starting moments (normalized, ``m_0 = 1``; ``sd.rerun`` starts
+    from them); ``provenance``: what made it, which ``str`` prints above the
+    first moment ``m_1`` (the mean of ``<x, e>``) at a few times."""
 
     t: np.ndarray
     moments: np.ndarray
@@ -71,6 +77,19 @@ class ZonalMeanField:
     kappa: float | None
     attention: str
     steps: int
+    provenance: Provenance | None = None
+    m0: np.ndarray | None = None
+
+    DIMS = {"t": ("time",), "moments": ("time", "mode"), "m0": ("mode",)}
+
+    def __str__(self) -> str:
+        rows = [*(self.provenance.summary() if self.provenance else []), ("steps", self.steps)]
+        width = max(len(k) for k, _ in rows)
+        pick = np.unique(np.linspace(0, len(self.t) - 1, min(6, len(self.t))).astype(int))
+        return "\n".join(["ZonalMeanField (sd.mean_field_zonal)",
+                          *(f"  {k:<{width}}  {v}" for k, v in rows),
+                          f"  {'t':>12}  m_1 = mean <x, e>",
+                          *(f"  {self.t[i]:>12.6g}  {self.moments[i, 1]:.10g}" for i in pick)])
 
     def density(self, s) -> np.ndarray:
         """f(s, t) (density against the uniform law) at ``s = <x, e>``, one row per time."""
@@ -149,4 +168,6 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     moments, steps = stepper.advance(m, times, tol, lambda now, tries, h: ValueError(
         f"mean_field_zonal: the flow is not resolved at t = {now:.4g} "
         f"({tries:,} steps, the last {h:.3g}); ask for earlier times, more modes or a larger tol"))
-    return ZonalMeanField(times, moments, dd, b, kap, attention, steps)
+    made = Provenance.of("mean_field_zonal", None, {"modes": mm, "tol": tol}, beta=b,
+                         kappa=kap, attention=attention, d=dd)
+    return ZonalMeanField(times, moments, dd, b, kap, attention, steps, made, m.copy())

@@ -5,7 +5,7 @@
 saved ones bit for bit. :func:`rerun` calls the producer again with what the
 result's :class:`~symdyn.base.provenance.Provenance` recorded (and, for a
 simulation, its starting tokens ``x0``; for a mean field, its starting
-moments ``c0``): the scheme rebuilt from its registry name and parameters,
+moments ``c0``, ``m0``): the scheme rebuilt from its registry name and parameters,
 the noise from its recorded seed, so the arrays come out bit-identical.
 
 Layer 4, output.
@@ -18,6 +18,7 @@ import numpy as np
 from ..base.archive import KINDS
 from ..base.provenance import read
 from ..meanfield.circle import MeanField, mean_field
+from ..meanfield.zonal import ZonalMeanField, mean_field_zonal
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
 from ..particles.result import Simulation
@@ -53,7 +54,7 @@ def _scheme(p, scheme):
 
 def rerun(result, scheme=None, weights=None):
     """Run what made ``result`` again (``Simulation``, ``Trajectory``, ``LayerTrace``,
-    ``MeanField``): the same
+    ``MeanField``, ``ZonalMeanField``): the same
     call, bit-identical arrays. ``scheme`` (a custom scheme) and ``weights``
     (weights given as arrays) supply what a registry name cannot."""
     p = result.provenance
@@ -68,6 +69,9 @@ def rerun(result, scheme=None, weights=None):
     if isinstance(result, MeanField):
         return mean_field(p.beta, result.t, result.c0, kappa=p.kappa, attention=p.attention,
                           **opts)
+    if isinstance(result, ZonalMeanField):
+        return mean_field_zonal(p.beta, result.t, result.m0, p.d, kappa=p.kappa,
+                                attention=p.attention, **opts)
     s, free = _scheme(p, scheme)
     if isinstance(result, Simulation):
         opts["dtype"] = np.dtype(opts.get("dtype", "float64")).type
