@@ -47,7 +47,8 @@ def test_control_steps_that_land_on_the_outputs_change_the_count(monkeypatch):
     # the former rule (explicit steps after one with h lambda > 3 end on every
     # output) cut the steps: 46 with 11 output times, 166 with 10,000
     def land(self, active, ta, stop_time, t_out, following):
-        self.explicit = slice(None)
+        self.explicit = np.ones(len(active), dtype=bool)
+        self.all_explicit, self.explicit_rows = True, slice(None)
         nxt = following[active]
         return np.minimum(stop_time, t_out[np.minimum(nxt, len(t_out) - 1)])
     monkeypatch.setattr(stiffness.Methods, "target", land)

@@ -36,7 +36,7 @@ def has_bool(value) -> bool:
         return value.dtype.kind == "b"
     if not isinstance(value, (list, tuple)):
         return False
-    kinds = set(map(type, value))                # C speed: 0.05 s a million
+    kinds = set(map(type, value))                # one C loop over the list
     if bool in kinds or np.bool_ in kinds:
         return True
     return any(issubclass(k, (list, tuple, np.ndarray)) for k in kinds) and any(

@@ -49,7 +49,7 @@ def take(f, mode, at, K, work, atol, rtol, dims):
     y_new)``, the error norms, the DOP853 stages, :math:`h\\lambda` and the
     evaluations spent."""
     active = at.active
-    if isinstance(mode.explicit, slice):        # every member explicit: no gathers
+    if mode.all_explicit:        # every member explicit: no gathers
         Ka = K[:, : len(active)]
         done = DOP853.step(f, at.t, at.y, at.fy, at.h, at.t_new, at.args, Ka, work)
         scale = error_scale(atol[at.sel], rtol, at.y, done.y_new)

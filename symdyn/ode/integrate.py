@@ -52,7 +52,7 @@ from .events import crossed
 from .events import locate as locate_root
 from .events import values as event_values
 from .methods import DOP853, initial_step, stage_sums_workspace
-from .outputs import _land, _Output, _restart, _serve_ends, _Stops, read
+from .outputs import Output, Stops, land, read, restart, serve_ends
 from .stiffness import Methods
 
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
@@ -204,9 +204,9 @@ class _Driver:
         self.control = control
         self.f, self.t_out, self.args, self.rtol, self.atol = f, t_out, tuple(args), rtol, atol
         self.project, self.refresh, self.events = project, refresh, events
-        self.stops = stops = _Stops.build(t_out, breakpoints)
+        self.stops = stops = Stops.build(t_out, breakpoints)
         self.dense = stops.dense(t_out)          # which steps make their extension
-        self.out = _Output(record, M, len(t_out), dim)
+        self.out = Output(record, M, len(t_out), dim)
         self.following = np.zeros(M, dtype=int)      # index of each member's next output
         self.t, self.y = np.zeros(M), y0.copy()
         self.fy = f(self.t, self.y, stops.phase(self.t), *args)
@@ -272,8 +272,7 @@ class _Driver:
         accept, new_h = self.control.next_step(step, h_a, err, finite, clipped, rejected,
                                                predicted, mode.exponent(active))
         self.rejected[sel] = ~accept
-        ex = mode.explicit
-        keep = accept & ~clipped & (ex if isinstance(ex, np.ndarray) else True)
+        keep = accept & ~clipped & mode.explicit
         if keep.any():
             at = keep if sel is not active else active[keep]
             last_err[at], self.last_h[at] = err[keep], step[keep]
@@ -296,7 +295,8 @@ class _Driver:
                 stop_time, lam=None):
         """The accepted steps: their continuous extensions, events, outputs, the
         new states, the stops."""
-        f, active, t, y, fy, ex = self.f, self.active, self.t, self.y, self.fy, self.mode.explicit
+        f, active, t, y, fy = self.f, self.active, self.t, self.y, self.fy
+        ex = self.mode.explicit_rows
         idx = active[accept]
         t_end, y_end = t_new, y_new
         pe = np.flatnonzero(accept[ex])     # accepted DOP853 steps among Ka's rows
@@ -316,7 +316,7 @@ class _Driver:
                                   rows(active), rows(ta), rows(ya), Ka[0][pe], rows(step),
                                   rows(t_end), tuple(rows(a) for a in arga), F,
                                   None if lam is None else rows(lam))
-            _serve_ends(self.t_out, self.out, self.following, self.project, idx,
+            serve_ends(self.t_out, self.out, self.following, self.project, idx,
                         t_end[accept], y_end[accept])
         if self.project is not None and idx.size:
             y_end[accept] = self.project(y_end[accept])
@@ -327,7 +327,7 @@ class _Driver:
             y[idx], fy[idx] = y_end[accept], f_new[accept]
         on_stop = accept & clipped & (t_end == stop_time)
         if on_stop.any():
-            self.nfev += _land(f, self.args, self.stops, active[on_stop], self.stop, t, y,
+            self.nfev += land(f, self.args, self.stops, active[on_stop], self.stop, t, y,
                                fy, self.last_err)
             self.mode.renew(active[on_stop])
 
@@ -401,5 +401,5 @@ class _Driver:
             changed, self.dims[due] = self.refresh(due, rows)
             self.y[due[changed]] = rows[changed]
             self.mode.renew(due[changed])
-            self.nfev += _restart(self.f, self.args, self.stops, due[changed], self.t,
+            self.nfev += restart(self.f, self.args, self.stops, due[changed], self.t,
                                   self.y, self.fy, self.last_err)

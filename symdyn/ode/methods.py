@@ -133,10 +133,9 @@ _PLANS = {}
 def stage_sums_workspace(M, dim, dtype):
     """Buffers for :func:`_fused`'s sums and products on up to ``M`` members
     (fewer where a stage of ``M`` would not take the fused path; ``None`` if not
-    one member would). Made once per integration:
-    two arrays of up to 8 MB made at every step cost more than the sums
-    themselves, the kernel handing out and zeroing fresh pages (10,000
-    members of two components: 1.9 ms of a 6.7 ms step)."""
+    one member would). Made once per integration: fresh arrays of up to 8 MB
+    at every step cost more than the sums themselves (the kernel hands out
+    and zeroes new pages; ``benchmarks/solve.py`` measures the step)."""
     members = min(M, FUSED_FLOATS // dim)
     return np.empty((2, _S + 2, members, dim), dtype=dtype) if members else None
 
@@ -177,7 +176,7 @@ def _fused(f, t, y, fy, h, t_new, args, K, work=None):
         work = np.empty((2, _S + 2) + y.shape, dtype=y.dtype)
     S, tmp = work[0, :, : len(y)], work[1, :, : len(y)]
     # float32 states stay float32; h spelled out per component: a product of
-    # two arrays of one shape skips numpy's broadcasting (0.6 us a stage)
+    # two arrays of one shape skips numpy's broadcasting machinery
     hs = h[:, None].astype(y.dtype, copy=False).repeat(y.shape[1], axis=1)
     times = t + dop853.C[:, None] * h
     K[0] = fy

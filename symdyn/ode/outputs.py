@@ -1,7 +1,7 @@
 """Where the driver's members stop and what they save.
 
-:class:`_Stops`: the times every member must end a step on (breakpoints,
-the last output time; :func:`_land`: what happens there); :class:`_Output`:
+:class:`Stops`: the times every member must end a step on (breakpoints,
+the last output time; :func:`land`: what happens there); :class:`Output`:
 the states at the output times, kept or handed to a ``record`` callback;
 :func:`read`: output times inside the accepted steps, read from DOP853's
 continuous extension (no step ends there: the steps and their number do
@@ -49,7 +49,7 @@ def count(t):
 
 
 @dataclass
-class _Stops:
+class Stops:
     """Where every member must end a step: the breakpoints and the last output
     time. Output times in between cost no step (dense output)."""
 
@@ -77,7 +77,7 @@ class _Stops:
         return SOME if inner else None
 
 
-class _Output:
+class Output:
     """Stores states at output times, or hands them to ``record``."""
 
     def __init__(self, record, M, K, dim):
@@ -205,7 +205,7 @@ def _edge(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args,
     return nfev
 
 
-def _serve_ends(t_out, out, following, project, idx, t_new, y_new):
+def serve_ends(t_out, out, following, project, idx, t_new, y_new):
     """Save ``y_new`` of the accepted steps that end on an output time."""
     nxt = following[idx]
     ends = (nxt < len(t_out)) & (t_out[np.minimum(nxt, len(t_out) - 1)] == t_new)
@@ -215,7 +215,7 @@ def _serve_ends(t_out, out, following, project, idx, t_new, y_new):
         following[idx[ends]] += 1
 
 
-def _land(f, args, stops, landed, stop, t, y, fy, last_err):
+def land(f, args, stops, landed, stop, t, y, fy, last_err):
     """Members ``landed`` on their next stop move on to the next one; after a
     breakpoint the stages restart. Returns the evaluations spent."""
     if not landed.size:
@@ -223,10 +223,10 @@ def _land(f, args, stops, landed, stop, t, y, fy, last_err):
     k = stop[landed]
     stop[landed] += 1
     # new phase: no first-same-as-last reuse, and no error prediction across it
-    return _restart(f, args, stops, landed[stops.is_break[k]], t, y, fy, last_err)
+    return restart(f, args, stops, landed[stops.is_break[k]], t, y, fy, last_err)
 
 
-def _restart(f, args, stops, members, t, y, fy, last_err):
+def restart(f, args, stops, members, t, y, fy, last_err):
     """A new right-hand side for ``members``: evaluate their first stage anew."""
     if not members.size:
         return 0

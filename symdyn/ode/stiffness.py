@@ -67,7 +67,9 @@ class Methods:
         self.count = np.zeros(M, dtype=int)
         self.wait = np.full(M, STIFF_STEPS)
         self.stiff_steps = np.zeros(M, dtype=int)
-        self.explicit = None
+        self.explicit = None        # which active rows step with DOP853 (a mask)
+        self.all_explicit = True    # ... every one of them
+        self.explicit_rows = None   # an index of them: slice(None) (views) when all
         self.J = self.ft = None
         self.age = np.full(M, JAC_AGE)
         self.h_explicit = np.zeros(M)
@@ -79,13 +81,12 @@ class Methods:
     def target(self, active, ta, stop_time, t_out, following):
         """Where each step must end: the next stop; for stiff members also the
         next output time (the Rosenbrock step has no dense output)."""
-        # a slice while every member steps explicitly: views, no copies
-        if not self.enabled:        # then no member ever switches
-            self.explicit = slice(None)
-            return stop_time
-        sf = self.stiff[active]
-        self.explicit = ~sf if sf.any() else slice(None)
-        if not sf.any():
+        sf = self.stiff[active] if self.enabled else np.zeros(len(active), dtype=bool)
+        self.explicit = ~sf
+        self.all_explicit = not sf.any()
+        # while every member steps explicitly the rows are a slice: views, no copies
+        self.explicit_rows = slice(None) if self.all_explicit else self.explicit
+        if self.all_explicit:
             return stop_time
         nxt = following[active]
         out_time = np.where(nxt < len(t_out), t_out[np.minimum(nxt, len(t_out) - 1)], np.inf)
@@ -151,8 +152,7 @@ class Methods:
         switch members (accepted full steps)."""
         if not self.enabled:
             return
-        explicit = np.ones(len(active), dtype=bool) if isinstance(self.explicit, slice) \
-            else self.explicit
+        explicit = self.explicit
         e = full & explicit
         edge = lam > STIFF_EDGE
         self.count[active[e]] = np.where(edge[e], self.count[active[e]] + 1, 0)
