@@ -126,12 +126,12 @@ def one_member():
             return sd.solve(scheme, n=8, beta=3.0, gamma0=0.0, t=[1.0, 20.0])
 
         t_scalar, a = best(run, 5)
-        scalar_path = solver._solve_one
-        solver._solve_one = lambda *args: None        # every solve on the driver
+        scalar_path = solver.solve_one
+        solver.solve_one = lambda *args: None        # every solve on the driver
         try:
             t_batch, b = best(run, 5)
         finally:
-            solver._solve_one = scalar_path
+            solver.solve_one = scalar_path
         same = np.array_equal(a.log_epsilon, b.log_epsilon) and np.array_equal(a.r, b.r)
         print(f"{scheme:<9}{t_scalar * 1e3:>11.1f}ms{t_batch * 1e3:>12.1f}ms"
               f"{t_batch / t_scalar:>5.1f}x{str(same):>7}")

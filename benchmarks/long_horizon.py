@@ -179,12 +179,12 @@ def part_d(then=None):
     for scheme in ("post-ln", "pre-ln"):
         new, t_new = timed(lambda scheme=scheme: equiangular_time(scheme, 32, betas))
         old, t_old = timed(lambda scheme=scheme: equiangular_time_brentq(scheme, 32, betas))
-        scalar_path = solver._solve_one
-        solver._solve_one = lambda *args: None      # every solve on the batched path
+        scalar_path = solver.solve_one
+        solver.solve_one = lambda *args: None      # every solve on the batched path
         try:
             _, t_then = timed(lambda scheme=scheme: equiangular_time_brentq(scheme, 32, betas))
         finally:
-            solver._solve_one = scalar_path
+            solver.solve_one = scalar_path
         fin = np.isfinite(old)
         agree = np.abs(new[fin] / old[fin] - 1).max()
         print(f"(d) equiangular_time {scheme}, 10 betas: batched {t_new:.2f} s; brentq on "

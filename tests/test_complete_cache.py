@@ -29,8 +29,8 @@ def test_a_derivation_cut_short_is_derived_again_with_a_larger_budget(monkeypatc
 def test_control_a_plain_lru_cache_keeps_the_cut_answer(monkeypatch):
     # Negative control: the cache of symdyn 0.1 (functools.lru_cache) returns
     # the undecided answer again where sd.terminal decides.
-    stale = lru_cache(maxsize=8)(summary._derive.__wrapped__)
-    monkeypatch.setattr(summary, "_derive", stale)
+    stale = lru_cache(maxsize=8)(summary.derive_scheme.__wrapped__)
+    monkeypatch.setattr(summary, "derive_scheme", stale)
     s, cut, again = _cut_then_full(monkeypatch, sd.derive, "1 + t/5")
     assert again.terminal.law == "undecided" != sd.terminal(s).law
 

@@ -95,7 +95,8 @@ def test_the_first_harmonic_loses_stability_first():
     for attention in ("softmax", "unnormalized"):
         for d in (2, 3, 6):
             for beta in (0.1, 1.0, 10.0, 60.0):
-                roots = [float(sp.N(st._critical(attention).subs({st.K: k, st.D: d, st.B: beta})))
+                law = st.critical_law(attention)
+                roots = [float(sp.N(law.subs({st.K: k, st.D: d, st.B: beta})))
                          for k in range(1, 8)]
                 assert roots[0] == pytest.approx(critical_kappa(beta, d, attention), rel=1e-12)
                 assert np.all(np.diff(roots) > 0)

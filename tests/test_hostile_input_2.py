@@ -203,7 +203,7 @@ def test_critical_kappa_refuses_before_deriving(monkeypatch):
     from symdyn.meanfield import stability
 
     calls = []
-    monkeypatch.setattr(stability, "_critical", lambda a: calls.append(a) or 1 / 0)
+    monkeypatch.setattr(stability, "critical_law", lambda a: calls.append(a) or 1 / 0)
     for d in (0, 1, 2.5, True):
         with pytest.raises(ValueError, match="^d must be an integer >= 2"):
             sd.critical_kappa(1.0, d)

@@ -14,7 +14,7 @@ so its law solves the equation above; we use that one.
 Since ``P_x y e^{beta<x,y>} = grad_x e^{beta<x,y>} / beta``, ``v = grad Phi /
 beta`` with ``Phi = K mu`` (unnormalized) or ``log K mu`` (softmax), ``K mu(x)
 = int e^{beta<x,y>} dmu(y)``. This module derives, with sympy (:func:`laplacian_eigenvalue`,
-:func:`kernel_eigenvalue`, :func:`_rates`, :func:`_critical`):
+:func:`kernel_eigenvalue`, :func:`_rates`, :func:`critical_law`):
 
 1. the Laplace-Beltrami operator on zonal functions ``g(<x, e>)`` from the
    volume element ``sin^{d-2}``; it is triangular on polynomials, so its
@@ -113,7 +113,7 @@ def _expression(attention: str, noisy: bool) -> sp.Expr:
 
 
 @cache
-def _critical(attention: str) -> sp.Expr:
+def critical_law(attention: str) -> sp.Expr:
     """kappa_k: the root of lambda_k = 0 in kappa (step 4)."""
     (root,) = sp.solve(sp.Eq(_expression(attention, True), 0), KAPPA)
     return sp.powsimp(sp.factor(root), force=True)
@@ -121,7 +121,8 @@ def _critical(attention: str) -> sp.Expr:
 
 @cache
 def _numeric(attention: str, which: str):
-    expr = _critical(attention) if which == "critical" else _expression(attention, which == "noisy")
+    expr = (critical_law(attention) if which == "critical"
+            else _expression(attention, which == "noisy"))
     return sp.lambdify((K, D, B, KAPPA), expr, modules="mpmath")
 
 
@@ -129,7 +130,7 @@ def _numeric(attention: str, which: str):
 def _at_zero(attention: str, which: str, kk: int, dd: int):
     """The beta -> 0 limit (sympy) of kappa_k or of the noise-free rate, where
     the Bessel form is 0/0."""
-    expr = _critical(attention) if which == "critical" else _expression(attention, False)
+    expr = critical_law(attention) if which == "critical" else _expression(attention, False)
     return float(sp.limit(expr.subs({K: kk, D: dd}), B, 0, "+"))
 
 
@@ -154,9 +155,9 @@ def critical_kappa(beta, d, attention="softmax", symbolic=False):
     if symbolic not in (True, False):
         raise ValueError(f"symbolic must be True or False, got {shown(symbolic)}")
     if symbolic and (isinstance(beta, sp.Basic) or isinstance(d, sp.Basic)):
-        return _critical(attention).subs(K, 1).subs({B: beta, D: d}, simultaneous=True)
+        return critical_law(attention).subs(K, 1).subs({B: beta, D: d}, simultaneous=True)
     b, dd, _ = _check(beta, d, attention)          # before the derivation: refused at once
-    expr = _critical(attention).subs(K, 1)
+    expr = critical_law(attention).subs(K, 1)
     if symbolic:
         e = expr.subs(D, dd)
         return sp.limit(e, B, 0, "+") if b == 0 else sp.powsimp(e.subs(B, sp.nsimplify(b)))

@@ -251,6 +251,14 @@ def _generic_rule(s, x, h, tk, A, field):
 GENERIC = LayerRule("generic", _generic_rule)
 
 
+def clear_caches():
+    """Forget the compiled laws of every scheme (:meth:`Scheme.numeric`,
+    :meth:`Scheme.law_of_t`): they are compiled again on the next call, with
+    the numpy functions then in place."""
+    _numeric_laws.cache_clear()
+    _law_of_t.cache_clear()
+
+
 @lru_cache(maxsize=256)
 def _numeric_laws(s: Scheme):
     args = tuple(SCHEME_SYMBOLS[k] for k in ("t", "r", "a", "A_norm", "n", "beta"))

@@ -159,6 +159,12 @@ def _check_concrete(s: Scheme):
                              f"to solve")
 
 
+def clear_caches():
+    """Forget the compiled reduced systems (they are compiled again on the
+    next solve, with the numpy functions then in place)."""
+    _lambdify.cache_clear()
+
+
 @lru_cache(maxsize=256)
 def _lambdify(system: StableSystem, module: str, fields: tuple[str, ...],
               together: bool = False):

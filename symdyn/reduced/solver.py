@@ -189,7 +189,7 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
     pb = BatchProblem.build(system, sens, nn, bb, g0, rr, pp, rtol, atol)
     frozen, at_cluster, field = pb.frozen, pb.at_cluster, pb.field
     small = len(nn) == 1 and sens is None and not frozen[0]
-    sol = (_solve_one(system, times, pb.y0, pb.args, pb.rtol, pb.atol, field)
+    sol = (solve_one(system, times, pb.y0, pb.args, pb.rtol, pb.atol, field)
            if small else None)
     if sol is None:
         sol = pb.solve(times)
@@ -215,7 +215,7 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
     return Trajectory(times, *out, n, beta, gamma0, r0, sol.nfev, sol.message, params, derivs)
 
 
-def _solve_one(system, times, y0, args, rtol, atol, field):
+def solve_one(system, times, y0, args, rtol, atol, field):
     """A batch of one on the scalar path (:mod:`symdyn.ode.scalar`): a
     :class:`~symdyn.ode.integrate.BatchSolution`, or None where the batched path
     must answer (a refused state, a failure: its diagnostics name the cause)."""

@@ -170,11 +170,11 @@ def derive(scheme: SchemeLike, attention: str = "softmax") -> Derivation:
     >>> str(d.initial_token_speed_order), d.terminal.law
     ('Theta(1)', 'polynomial')
     """
-    return _derive(get_scheme(scheme), attention)
+    return derive_scheme(get_scheme(scheme), attention)
 
 
 @complete_cache(maxsize=128)
-def _derive(s: Scheme, attention: str) -> Derivation:
+def derive_scheme(s: Scheme, attention: str) -> Derivation:
     # The reduction is the one result everything else needs; a later step
     # that sympy cannot finish (ValueError, incl. the time budget) is
     # recorded as undecided instead of discarding what was derived.
