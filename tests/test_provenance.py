@@ -236,3 +236,45 @@ def test_a_zonal_mean_field_is_saved_and_rerun(tmp_path):
     assert _same_bytes(sd.rerun(back), zm)
     other = dataclasses.replace(back, provenance=p.replace(kappa=4.0))
     assert not _same_bytes(sd.rerun(other), zm)                 # control: another kappa
+
+
+def _same_columns(a, b):
+    """Every column equal bit for bit (numbers) or as text, in the same order."""
+    return list(a.columns) == list(b.columns) and all(
+        a[c].to_numpy().tobytes() == b[c].to_numpy().tobytes()
+        if a[c].dtype.kind in "biuf" else a[c].astype(str).tolist() == b[c].astype(str).tolist()
+        for c in a.columns)
+
+
+def test_a_sweep_table_is_saved_loaded_and_rerun(tmp_path):
+    grid = {"scheme": ["post-ln", sd.scheme("deepnorm", layers=6)], "n": [6], "d": [3],
+            "beta": [1.0, 2.0], "step": [None, 0.25]}
+    df = sd.sweep(grid, t=[0.0, 0.5, 2.0], seeds=2, executor="serial")
+    p = df.provenance                                   # reachable, not only in attrs
+    assert p.producer == "sweep" and dict(p.options)["grid"]["scheme"][1] == {
+        "scheme": "deepnorm", "params": {"layers": 6}}
+    df.save(tmp_path / "s.nc")
+    back = sd.load(tmp_path / "s.nc")
+    assert isinstance(back, type(df)) and back.provenance == p and _same_columns(back, df)
+    assert back["scheme"].tolist() == df["scheme"].tolist() and np.isnan(back["step"]).any()
+    again = sd.rerun(back)
+    assert _same_columns(again, df) and again.provenance == p
+    assert _same_columns(sd.rerun(df[df["beta"] == 1.0]), df)     # a cut reruns the sweep
+    # control: the same sweep with another seed list differs
+    changed = back.copy()
+    changed.attrs["provenance"] = p.replace(options=tuple(
+        (k, [2, 3] if k == "seeds" else v) for k, v in p.options)).to_json()
+    assert not _same_columns(sd.rerun(changed), df)
+
+
+def test_a_solver_sweep_reruns_and_a_custom_scheme_needs_scheme(tmp_path):
+    df = sd.sweep({"scheme": ["post-ln", "pre-ln"], "beta": [1.0, 4.0]}, t=[0.0, 10.0],
+                  kind="solve", executor="serial")
+    df.save(tmp_path / "s.nc")
+    assert _same_columns(sd.rerun(sd.load(tmp_path / "s.nc")), df)
+    fam = sd.custom_scheme("mine", speed="A_norm")
+    mine = sd.sweep({"scheme": [fam], "beta": [1.0]}, t=[0.0, 1.0], kind="solve",
+                    executor="serial")
+    with pytest.raises(ValueError, match="pass scheme="):
+        sd.rerun(mine)
+    assert _same_columns(sd.rerun(mine, scheme=[fam]), mine)

@@ -32,6 +32,9 @@ from ..trained.trace import LayerTrace
 def load(path):
     """The result saved at ``path`` by ``result.save(path)``."""
     kind, provenance, arrays, attrs = read(path)
+    if kind == "SweepTable":
+        from ..studies.sweep_table import SweepTable  # pandas, on use (registers the kind)
+        return SweepTable.from_parts(provenance, arrays, attrs)
     if kind not in KINDS:
         raise ValueError(f"path: {path} holds a {kind!r}, not a symdyn result "
                          f"({', '.join(sorted(KINDS))})")
@@ -54,9 +57,12 @@ def _scheme(p, scheme):
 
 def rerun(result, scheme=None, weights=None):
     """Run what made ``result`` again (``Simulation``, ``Trajectory``, ``LayerTrace``,
-    ``MeanField``, ``ZonalMeanField``): the same
+    ``MeanField``, ``ZonalMeanField``, a sweep's table (serially)): the same
     call, bit-identical arrays. ``scheme`` (a custom scheme) and ``weights``
     (weights given as arrays) supply what a registry name cannot."""
+    if "provenance" in getattr(result, "attrs", {}):          # a sweep's table
+        from ..studies.sweep_table import rerun as rerun_sweep
+        return rerun_sweep(result, scheme)
     p = result.provenance
     if p is None:
         raise ValueError("rerun: the result has no provenance")

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from .sweep_table import SweepTable
 
 from ..base.checks import (
     RTOL_FLOOR,
@@ -104,7 +104,7 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
           batch: int | None = None, rtol: float | None = None, atol: float | None = None,
           cluster_threshold: float = 0.999, executor=None, workers: int | None = None,
           scheduler: str | None = None, cache: str | os.PathLike | None = None,
-          out: str | os.PathLike | None = None, progress: bool = False) -> pd.DataFrame:
+          out: str | os.PathLike | None = None, progress: bool = False) -> SweepTable:
     """Run a grid of simulations (or reduced solves) and return a tidy table.
 
     Parameters
@@ -161,13 +161,17 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
 
     Returns
     -------
-    pandas.DataFrame
-        One row per grid point, seed and saved time: the axes, ``seed``, ``t``
-        and the observables of :data:`COLUMNS` (``step`` is NaN for the
-        continuous dynamics). ``attrs`` holds ``tasks``, ``computed``,
-        ``cached``, ``compute_seconds``, ``wall_seconds`` and ``provenance``
-        (JSON of a :class:`~symdyn.base.provenance.Provenance`: the grid,
-        seeds, times and options, the symdyn version).
+    SweepTable
+        A ``pandas.DataFrame``, one row per grid point, seed and saved time:
+        the axes, ``seed``, ``t`` and the observables of :data:`COLUMNS`
+        (``step`` is NaN for the continuous dynamics). ``attrs`` holds
+        ``tasks``, ``computed``, ``cached``, ``compute_seconds``,
+        ``wall_seconds`` and ``provenance`` (JSON of a
+        :class:`~symdyn.base.provenance.Provenance`: the grid, its schemes by
+        registry name and parameters, seeds, times and options, the symdyn
+        version), which ``table.provenance`` reads; ``table.save(path)``,
+        ``sd.load(path)`` and ``sd.rerun(table)`` (the same columns, bit for
+        bit) as for every result (:mod:`~symdyn.studies.sweep_table`).
 
     Raises
     ------
@@ -236,7 +240,10 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
                                              len(tasks), save.failed)) from None
     finally:
         report(None)
-    table = _grid.table(kind, axes, tasks, results)
+    from .sweep_table import SweepTable, recorded  # pandas, on use
+
+    table = SweepTable(_grid.table(kind, axes, tasks, results))
+    grid = {**grid, "scheme": recorded(grid["scheme"])} if "scheme" in grid else grid
     table.attrs.update(tasks=len(tasks), computed=len(seconds), cached=cached,
                        compute_seconds=float(sum(seconds)),
                        wall_seconds=time.perf_counter() - started,

@@ -1,0 +1,115 @@
+"""The table of a sweep that knows what made it: :class:`SweepTable`.
+
+``sd.sweep`` returns a :class:`SweepTable`: a ``pandas.DataFrame`` (every
+pandas operation on it returns a plain ``DataFrame``, ``attrs`` included)
+with :attr:`~SweepTable.provenance` (the grid, seeds, times, batch and
+tolerances the sweep ran with; the grid's schemes by registry name and
+parameters), :meth:`~SweepTable.save` (a netCDF-3 file, one variable per
+column along ``row``; text columns as integer codes into their sorted
+levels), ``sd.load`` back, and :meth:`~SweepTable.rerun` (``sd.rerun``):
+the same sweep again, whose columns equal the saved ones bit for bit (a
+sweep is deterministic: its starts are drawn from the recorded seeds).
+
+Layer 3, studies (imports pandas: only ``sd.sweep`` and ``sd.load`` of a
+sweep's file import this module).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..base.archive import KINDS
+from ..base.provenance import Provenance, write
+from ..model.registry import scheme as get_scheme
+from ..model.registry import schemes as builtin_names
+
+#: attrs of a table that are not saved (they describe one run's machine)
+TIMINGS = ("compute_seconds", "wall_seconds")
+
+
+class SweepTable(pd.DataFrame):
+    """A sweep's tidy table with its provenance (``attrs["provenance"]``, JSON)."""
+
+    @property
+    def _constructor(self):
+        return pd.DataFrame            # a filtered or merged table is a plain DataFrame
+
+    @property
+    def provenance(self) -> Provenance:
+        """What made the table (:class:`~symdyn.base.provenance.Provenance`)."""
+        return Provenance.from_json(self.attrs["provenance"])
+
+    def save(self, path) -> None:
+        """Write the table to a netCDF-3 file (``sd.load`` reads it back)."""
+        arrays, levels = {}, {}
+        for name in self.columns:
+            values = self[name].to_numpy()
+            if values.dtype.kind not in "biuf":        # text: codes into sorted levels
+                levels[name], values = np.unique(values.astype(str), return_inverse=True)
+                levels[name] = levels[name].tolist()
+            arrays[name] = (("row",), np.ascontiguousarray(values))
+        attrs = {k: v for k, v in self.attrs.items() if k != "provenance" and k not in TIMINGS}
+        write(path, "SweepTable", self.provenance, arrays,
+              {"columns": list(self.columns), "levels": levels, "attrs": attrs})
+
+    @classmethod
+    def from_parts(cls, provenance, arrays: dict, attrs: dict) -> SweepTable:
+        """The table whose :meth:`save` wrote ``arrays`` and ``attrs``."""
+        levels = attrs["levels"]
+        frame = {c: (np.asarray(levels[c], dtype=object)[arrays[c]] if c in levels
+                     else arrays[c]) for c in attrs["columns"]}
+        table = cls(pd.DataFrame(frame))
+        for c in levels:
+            table[c] = table[c].astype(str)
+        table.attrs.update(attrs["attrs"], provenance=provenance.to_json())
+        return table
+
+    def rerun(self, scheme=None, executor="serial", workers=None) -> SweepTable:
+        """The same sweep again (:func:`rerun`)."""
+        return rerun(self, scheme, executor, workers)
+
+
+def rerun(table, scheme=None, executor="serial", workers=None) -> SweepTable:
+    """The sweep that made ``table`` (a table of ``sd.sweep``, or a DataFrame
+    cut from one: its ``attrs`` keep the provenance) run again, whole.
+    ``executor``, ``workers``: as :func:`~symdyn.studies.sweeps.sweep`'s;
+    ``scheme``: the grid's schemes, in order, when it held custom ones."""
+    from .sweeps import sweep
+
+    opts = dict(Provenance.from_json(table.attrs["provenance"]).options)
+    grid = dict(opts.pop("grid"))
+    if "scheme" in grid:
+        grid["scheme"] = _schemes(grid["scheme"], scheme)
+    kind, seeds, times = opts.pop("kind"), opts.pop("seeds"), opts.pop("t")
+    return sweep(grid, times, kind=kind, seeds=seeds or None, executor=executor,
+                 workers=workers, **opts)
+
+
+KINDS["SweepTable"] = SweepTable
+
+
+def recorded(value):
+    """A grid's ``scheme`` axis as the provenance keeps it: names stay names; a
+    Scheme is ``{"scheme": registry name, "params": {...}}`` (``"custom": true``
+    when the registry does not hold it)."""
+    if isinstance(value, (list, tuple)):
+        return [recorded(v) for v in value]
+    if not hasattr(value, "speed"):
+        return value
+    entry = {"scheme": value.name, "params": dict(value.params)}
+    return entry if value.name in builtin_names() else {**entry, "custom": True}
+
+
+def _schemes(axis, given):
+    """The ``scheme`` axis rebuilt from :func:`recorded` (``given``: custom ones)."""
+    if given is not None:
+        return given
+    one = not isinstance(axis, list)
+    out = []
+    for v in [axis] if one else axis:
+        if isinstance(v, dict) and v.get("custom"):
+            raise ValueError(f"rerun: the sweep ran the custom scheme {v['scheme']!r}; "
+                             f"pass scheme= (the grid's schemes, in order)")
+        out.append(get_scheme(v["scheme"], **v["params"]) if isinstance(v, dict) else v)
+    return out[0] if one else out
