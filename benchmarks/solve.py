@@ -11,6 +11,12 @@ with scalars. Without ``--full`` the baseline runs on a random 600 of the
 sets and its time is scaled to all of them (its cost is linear in the
 count by construction); both results are compared on that sample.
 
+Then one member (issue 35, item 5): ``sd.solve("post-ln", n=8, beta=1,
+gamma0=0, t=[20])`` against one ``solve_ivp`` (DOP853) at the same
+tolerances on the compiled right-hand side called with floats (the script a
+researcher writes), CPU time, interleaved, median of 9 rounds of 50 calls
+(target: at most 1.05x; ``--one`` prints only this table).
+
 Second table, the fixed costs (issue 25, item 9): Post-LN, orthogonal start,
 to t = 20 on 1,000 / 3,000 / 10,000 members (n, beta from the grid). Per
 evaluation of the right-hand side, ``sd.solve``'s time against its floor,
@@ -26,6 +32,7 @@ run in a subprocess on the same members.
 
 import argparse
 import contextlib
+import math
 import os
 import subprocess
 import sys
@@ -134,6 +141,41 @@ def per_eval_in(checkout, n, beta):
     return float(out.stdout.split()[-1])
 
 
+def one_member(rounds=9, calls=50):
+    """sd.solve of one parameter set against solve_ivp on the same compiled
+    rates: CPU time per call, interleaved rounds, their medians and ratio."""
+    f = sd.stable_system("post-ln").rates("numpy")[0]
+    n, beta = 8.0, 1.0
+    atol_u = float(u_atol(np.array(1.0), np.array(n), RTOL))
+
+    def rhs(t, y):
+        du, dr = f(t, math.exp(y[0]), y[1], n, beta)
+        return [du, dr]
+
+    def ivp():
+        return solve_ivp(rhs, (0, T_END), [0.0, 1.0], method="DOP853",
+                         rtol=[100 * np.finfo(float).eps, RTOL], atol=[atol_u, ATOL],
+                         t_eval=[T_END])
+
+    def ours():
+        return sd.solve("post-ln", n=n, beta=beta, gamma0=0.0, t=[T_END])
+
+    def cpu(call):
+        t0 = time.process_time()
+        for _ in range(calls):
+            call()
+        return (time.process_time() - t0) / calls
+    a, b = ours(), ivp()
+    times = np.array([(cpu(ours), cpu(ivp)) for _ in range(rounds)])
+    mine, theirs = np.median(times, axis=0)
+    print(f"one member, Post-LN n = 8, beta = 1, t = 0 .. {T_END:g} (CPU, median of "
+          f"{rounds} x {calls} calls)")
+    print(f"{'':<12}{'ms/call':>9}{'nfev':>7}{'log eps(T)':>22}")
+    print(f"{'sd.solve':<12}{mine * 1e3:>9.3f}{a.nfev:>7}{a.log_epsilon[-1]:>22.15f}")
+    print(f"{'solve_ivp':<12}{theirs * 1e3:>9.3f}{b.nfev:>7}{b.y[0, -1]:>22.15f}")
+    print(f"ratio {mine / theirs:.3f}   (target <= 1.05)\n")
+
+
 def fixed_costs(before=None):
     N, B = grid()
     rng = np.random.default_rng(1)
@@ -173,8 +215,12 @@ def main():
     parser.add_argument("--full", action="store_true", help="run the whole baseline")
     parser.add_argument("--fixed", action="store_true", help="only the fixed costs")
     parser.add_argument("--before", metavar="DIR", help="a checkout to compare with")
+    parser.add_argument("--one", action="store_true", help="only the one-member table")
     args = parser.parse_args()
     sd.solve("post-ln", n=4, beta=1.0, gamma0=0.0, t=[1.0])
+    one_member()
+    if args.one:
+        return
     fixed_costs(args.before)
     if args.fixed:
         return

@@ -45,7 +45,7 @@ def test_one_member_agrees_with_the_batched_path(name, att):
 def test_agreement_test_sees_a_wrong_weight(monkeypatch):
     B = dop853.B.copy()
     B[5] *= 1 + 1e-6
-    monkeypatch.setattr(scalar, "_B", scalar._row(B))
+    monkeypatch.setattr(scalar, "_B", scalar._stage(B))
     assert _worst("post-ln", "softmax") > 1e-12
 
 

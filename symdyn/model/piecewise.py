@@ -12,6 +12,8 @@ Layer 1, model.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy as sp
 
 from ..base.arithmetic import float_printer, on_floats
@@ -21,7 +23,13 @@ from .symbols import t
 
 
 def piecewise_breakpoints(exprs) -> tuple[float, ...]:
-    """Times ``> 0`` at which a ``Piecewise`` condition ``t < c`` switches."""
+    """Times ``> 0`` at which a ``Piecewise`` condition ``t < c`` switches
+    (memoized: every solve asks again, and the walk of the trees is sympy's)."""
+    return _breakpoints(tuple(exprs))
+
+
+@lru_cache(maxsize=512)
+def _breakpoints(exprs: tuple) -> tuple[float, ...]:
     points = set()
     for expr in exprs:
         for pw in expr.atoms(sp.Piecewise):

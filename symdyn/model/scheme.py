@@ -140,7 +140,7 @@ class Scheme:
     @property
     def starts_on_sphere(self) -> bool:
         """True when the tokens are renormalized at ``t = 0`` (so ``r(0) = 1``)."""
-        return bool(self.sphere_until > 0)
+        return _positive(self.sphere_until)
 
     @property
     def symbols(self) -> tuple[sp.Symbol, ...]:
@@ -249,6 +249,12 @@ def _generic_rule(s, x, h, tk, A, field):
 
 
 GENERIC = LayerRule("generic", _generic_rule)
+
+
+@lru_cache(maxsize=256)
+def _positive(expr: sp.Expr) -> bool:
+    """``expr > 0``, decided by sympy once per expression (every solve asks)."""
+    return bool(expr > 0)
 
 
 def clear_caches():

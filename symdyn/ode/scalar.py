@@ -43,22 +43,36 @@ def _row(weights):
     order of :func:`symdyn.ode.methods._combine` (zero weights skipped), as one
     comprehension over the components. The source is generated from the
     table's own floats (``repr`` round-trips them exactly), never from input."""
+    return _generated(weights, stage=False)
+
+
+def _stage(weights):
+    """``(K, y, h) -> y + h * sum_j weights[j] K[j]`` per component: :func:`_row`
+    and the stage's point in one comprehension (the same operations in the
+    same order as :func:`symdyn.ode.methods._combine` and the driver's
+    ``y + h * inc``)."""
+    return _generated(weights, stage=True)
+
+
+def _generated(weights, stage):
     terms = [(j, float(w)) for j, w in enumerate(weights) if w != 0 or j == 0]
-    names = ", ".join(f"k{j}" for j, _ in terms)
+    names = ", ".join(["y_"] * stage + [f"k{j}" for j, _ in terms])
     expr = " + ".join(f"{w!r} * k{j}" for j, w in terms)
-    source = (f"def combine(K):\n    return [{expr} for {names}{',' if len(terms) == 1 else ''}"
-              f" in zip({', '.join(f'K[{j}]' for j, _ in terms)})]\n")
+    lists = ", ".join(["y"] * stage + [f"K[{j}]" for j, _ in terms])
+    value = f"y_ + h * ({expr})" if stage else expr
+    source = (f"def combine(K{', y, h' if stage else ''}):\n    return [{value} for {names}"
+              f"{',' if len(terms) + stage == 1 else ''} in zip({lists})]\n")
     scope = {}
     exec(compile(source, "<symdyn.ode.scalar>", "exec"), scope)    # noqa: S102
     return scope["combine"]
 
 
-_A = [None] + [_row(row[:s]) for s, row in enumerate(dop853.A) if s > 0]
-_B = _row(dop853.B)
+_A = [None] + [_stage(row[:s]) for s, row in enumerate(dop853.A) if s > 0]
+_B = _stage(dop853.B)
 _E5 = _row(dop853.E5)
 _E3 = _row(dop853.E3)
 _C = [float(x) for x in dop853.C]
-_A_EXTRA = [_row(row[: _S + 1 + j]) for j, row in enumerate(dop853.A_EXTRA)]
+_A_EXTRA = [_stage(row[: _S + 1 + j]) for j, row in enumerate(dop853.A_EXTRA)]
 _C_EXTRA = [float(x) for x in dop853.C_EXTRA]
 _D = [_row(row) for row in dop853.D]
 
@@ -72,28 +86,23 @@ def _call(f, t, y, phase):
         out = f(t, y, phase)
     except (ArithmeticError, ValueError):
         raise GiveUp from None
-    if not all(math.isfinite(v) for v in out):
-        raise GiveUp
+    if not math.isfinite(math.fsum(out)):   # a non-finite value (or an overflowing sum:
+        raise GiveUp                        # the batched path answers then)
     return out
 
 
 def _step(f, t, y, fy, h, t_new, phase, K, dim):
     K[0] = fy
     for s in range(1, _S):
-        inc = _A[s](K)
-        K[s] = _call(f, t + _C[s] * h, [a + h * b for a, b in zip(y, inc, strict=True)],
-                     phase)
-    inc = _B(K)
-    y_new = [a + h * b for a, b in zip(y, inc, strict=True)]
+        K[s] = _call(f, t + _C[s] * h, _A[s](K, y, h), phase)
+    y_new = _B(K, y, h)
     K[_S] = _call(f, t_new, y_new, phase)
     return y_new
 
 
 def _dense(f, t, y, h, y_new, phase, K, dim):
     for j, c in enumerate(_C_EXTRA):
-        inc = _A_EXTRA[j](K)
-        K[_S + 1 + j] = _call(f, t + c * h, [a + h * b for a, b in zip(y, inc, strict=True)],
-                              phase)
+        K[_S + 1 + j] = _call(f, t + c * h, _A_EXTRA[j](K, y, h), phase)
     delta = [b - a for a, b in zip(y, y_new, strict=True)]
     F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
          [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[_S], K[0], strict=True)]]

@@ -11,6 +11,8 @@ Layer 2, reduced.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..base.checks import RTOL_FLOOR, check_gamma0, finite_array, shown, tolerance
@@ -124,13 +126,13 @@ def check_time_law(system, times, n, beta, params):
     """A speed law in t, n, beta and free parameters only is checked on
     [0, t_max] before solving: its first non-positive or non-finite value,
     located by bisection."""
-    own = set(system.scheme.symbols)
-    if not system.speed.free_symbols <= {t_sym, n_sym, b_sym} | own:
+    checked, in_time, used = _time_law(system)
+    if not checked:
         return
     T = times[-1]
-    grid = np.unique(np.concatenate([[0.0], np.linspace(0, T, 1025), times,
-                                     np.geomspace(T * 1e-12, T, 1025) if T > 0 else []]))
-    used = [system.speed.has(x) for x in (n_sym, b_sym, *system.scheme.symbols)]
+    grid = (np.unique(np.concatenate([[0.0], np.linspace(0, T, 1025), times,
+                                      np.geomspace(T * 1e-12, T, 1025) if T > 0 else []]))
+            if in_time else np.zeros(1))     # constant in t: one time tells
     columns = [np.ravel(x) for x in (n, beta, *params.values())]
     # one tuple per distinct value of the symbols the law depends on
     key = np.stack([c if u else np.zeros_like(c) for c, u in zip(columns, used,
@@ -163,6 +165,20 @@ def check_time_law(system, times, n, beta, params):
                 lo, hi = (lo, mid) if bad(mid, member)[0][0] else (mid, hi)
             grid[k], val[k] = hi, bad(hi, member)[1][0]
         raise law_fault(system, "speed", val[k], grid[k], member[0], member[1])
+
+
+@lru_cache(maxsize=256)
+def _time_law(system):
+    """What :func:`check_time_law` needs of the speed law, once per system:
+    whether it is checked at all (a law in t, n, beta and the free parameters
+    that is not a positive number), whether it depends on t, and which of n,
+    beta and the parameters it uses."""
+    law = system.speed
+    own = set(system.scheme.symbols)
+    checked = (law.free_symbols <= {t_sym, n_sym, b_sym} | own
+               and not (law.is_number and law.is_positive and law.is_finite))
+    return (checked, law.has(t_sym),
+            tuple(law.has(x) for x in (n_sym, b_sym, *system.scheme.symbols)))
 
 
 def unnormalized_hint(system):
