@@ -47,11 +47,11 @@ def main(argv=None):
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs"))
     args = ap.parse_args(argv)
     texts = list(tr.SENTENCES)[:args.texts]
-    for key, (name, kind, show) in MODELS.items():
+    for key, (name, show) in MODELS.items():
         t0 = time.time()
         tr_ = traces(name, texts)
         report(name, tr_)
-        fig = draw(name, kind, show, tr_)
+        fig = draw(name, tr_["trained"].scheme, show, tr_)
         path = sd.plot.save(fig, Path(args.out) / f"theory_vs_trained_{key}.png", dpi=170)
         print(f"{path} ({path.stat().st_size // 1024} KB, {time.time() - t0:.1f} s)")
 

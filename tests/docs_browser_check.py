@@ -2,7 +2,8 @@
 
 Run by ``make docs-check`` (not by pytest's default collection): serves
 ``docs/_build/html`` on 127.0.0.1, opens the pages of :data:`PAGES` (home,
-model, claims, report, two API pages, two how-tos, two notebooks) in Debian's
+model, claims, report, three API pages (trained: the trace's columns, typeset),
+two how-tos, two notebooks) in Debian's
 Chromium (when missing, it says so and installs the ``chromium`` package with
 apt-get, which needs root), and checks that math is typeset (no raw TeX left in the rendered
 text), every image loaded, every same-site link resolves (HTTP 200) and the
@@ -28,11 +29,12 @@ from pathlib import Path
 
 PAGES = {"home": "index.html", "model": "model.html", "claims": "claims.html",
          "report": "report.html", "api": "api/index.html", "api-reduced": "api/reduced.html",
+         "api-trained": "api/trained.html",
          "howto-compare": "howto/compare.html", "howto-figure": "howto/figure.html",
          "notebook": "notebooks/compare_schemes.html",
          "notebook-widgets": "notebooks/mean_field.html"}
 #: pages that must show typeset math
-MATH_PAGES = ("home", "model", "claims", "report")
+MATH_PAGES = ("home", "model", "claims", "report", "api-trained")
 RAW_TEX = ("$$", "\\(", "\\[", "\\frac", "\\gamma", "\\dot", "\\beta")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]

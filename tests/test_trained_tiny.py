@@ -131,7 +131,8 @@ def test_tiny_bert_matches_the_reference(tmp_path):
     import symdyn as sd
     w = bert_weights()
     model = sd.trained.load(bert_folder(tmp_path / "tiny-bert", w))
-    assert (model.L, model.d, model.heads, model.scheme) == (L, D, BERT_HEADS, "Post-LN")
+    assert (model.L, model.d, model.heads, model.scheme, model.scheme_display) == (
+        L, D, BERT_HEADS, "post-ln", "Post-LN")
     got = model.hidden_states(IDS)
     want = bert_reference(w, IDS)
     assert got.shape == (L + 1, len(IDS), D)

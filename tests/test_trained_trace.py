@@ -88,8 +88,10 @@ def test_corpus_bands_and_table():
     assert t.cosine.shape == (len(tr.SENTENCES), 7) and t.entropy.shape[1:] == (6, 12)
     lo, med, hi = t.band("cosine")
     assert np.all(lo <= med) and np.all(med <= hi) and np.all(hi > lo)
-    csv = tr.trace_table(m, "Call me Ishmael.", csv=True).splitlines()
+    lines = tr.trace_table(m, "Call me Ishmael.", csv=True).splitlines()
+    csv = [line for line in lines if not line.startswith("# ")]
     assert csv[0].startswith("layer,cosine,min_cosine,norm") and len(csv) == 8
+    assert lines.index(csv[0]) > 0 and "# model: all-MiniLM-L6-v2" in lines   # the header kept
     one = m.trace(text="Call me Ishmael.")
     assert float(csv[-1].split(",")[1]) == pytest.approx(one.cosine[-1], rel=1e-6)
     assert "residual stream, no final norm" in tr.trace_table(m, "Call me Ishmael.")

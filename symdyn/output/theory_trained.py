@@ -1,7 +1,8 @@
 """Trained transformers against the theory (issue 26): traces, fits, figure, verdicts.
 
 Per model of :data:`MODELS` (all-MiniLM-L6-v2, of the ``post-ln`` family;
-SmolLM2-135M-Instruct, Pre-RMSNorm, of the ``pre-ln`` family) and per
+SmolLM2-135M-Instruct, Pre-RMSNorm, of the ``pre-ln`` family: each trace's
+``scheme`` names it) and per
 variant of :data:`VARIANTS` (the trained weights; no MLP; the norm as the
 bare projection; random weights of the same shapes,
 :func:`symdyn.trained.fits.randomized`), :func:`traces` runs a batch of corpus
@@ -10,7 +11,8 @@ sentences through :mod:`symdyn.trained`; :func:`model_fits` fits the laws of
 three-panel figure (also ``benchmarks/theory_vs_trained_figures.py``'s);
 :func:`verdicts` turns the fits into sentences. :func:`missing` says, in one
 sentence, what is not installed. What the theory predicts for a model is
-read off its family's registry scheme (:func:`family`), never off a name. The
+read off its trace's registry scheme (``LayerTrace.scheme``, :func:`family`),
+never off a name. The
 markdown is in
 :mod:`~symdyn.output.theory_trained_section`.
 
@@ -20,6 +22,7 @@ Layer 4, output.
 from __future__ import annotations
 
 import importlib
+import warnings
 
 import numpy as np
 
@@ -28,10 +31,11 @@ from ..reduced.asymptotics import terminal
 from ..trained import fits, load
 from ..trained.files import EXTRA, KNOWN, locate
 
-#: key -> (model name, its family as a registry scheme, the variants whose laws panel (b) draws)
+#: key -> (model name, the variants whose laws panel (b) draws); the family is
+#: the traces' ``scheme`` (a registry name)
 MODELS = {
-    "minilm": ("all-MiniLM-L6-v2", "post-ln", ("trained", "random weights")),
-    "smollm2": ("SmolLM2-135M-Instruct", "pre-ln", ("trained", "no MLP")),
+    "minilm": ("all-MiniLM-L6-v2", ("trained", "random weights")),
+    "smollm2": ("SmolLM2-135M-Instruct", ("trained", "no MLP")),
 }
 #: variant -> keyword arguments of load (None: fits.randomized of the trained model)
 VARIANTS = {"trained": {}, "no MLP": {"mlp": False}, "projection norm": {"norm": "projection"},
@@ -86,13 +90,17 @@ def traces(name: str, texts, seed: int = 0) -> dict:
 def model_fits(tr_: dict, kind: str) -> dict:
     """variant -> {"exp", "power", "norm", "ode": Fit} on the medians over texts;
     the reduced ODE of the model's family ``kind`` (a registry scheme), n =
-    median tokens."""
+    median tokens traced. A reduced ODE whose constants the data do not fix
+    is not warned about: the table prints their errors as ± ∞."""
     out = {}
     for label, t in tr_.items():
         g, r = np.median(t.cosine, axis=0), np.median(t.norm, axis=0)
-        n = int(np.median(t.tokens)) - t.skip_first
+        n = int(np.median(t.traced))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "reduced ODE", RuntimeWarning)
+            ode = fits.reduced_ode(g, kind, n)
         out[label] = {"exp": fits.exponential(g), "power": fits.power(g),
-                      "norm": fits.linear_norm(r), "ode": fits.reduced_ode(g, kind, n)}
+                      "norm": fits.linear_norm(r), "ode": ode}
     return out
 
 
@@ -193,7 +201,7 @@ def draw(name: str, kind: str, show_fits, tr_: dict, w="full"):
     skip = ", first token left out" if t.skip_first else ""
     page.finish(fig, ax=a, ncol=4, title=(
         f"{name} ({family(kind)['label']}), {len(t.tokens)} corpus sentences, "
-        f"{int(np.min(t.tokens))}-{int(np.max(t.tokens))} tokens{skip}, "
+        f"{int(np.min(t.traced))}-{int(np.max(t.traced))} tokens traced{skip}, "
         "residual stream without final norm"))
     return fig
 

@@ -46,10 +46,11 @@ def trained_result(folder, quick: bool = False, progress=None, seed: int = 0) ->
     texts = list(SENTENCES)[:QUICK_TEXTS if quick else FULL_TEXTS]
     Path(folder).mkdir(parents=True, exist_ok=True)
     models = {}
-    for key, (name, kind, show) in MODELS.items():
+    for key, (name, show) in MODELS.items():
         say(f"trained model {name} ({len(texts)} sentences, 4 variants)")
         start = time.perf_counter()
         tr_ = traces(name, texts, seed)
+        kind = tr_["trained"].scheme                   # the family: a registry name
         F = model_fits(tr_, kind)
         files = save_figure(draw(name, kind, show, tr_), Path(folder), f"theory_vs_trained_{key}")
         models[key] = {"name": name, "kind": family(kind)["label"], "traces": tr_, "fits": F,

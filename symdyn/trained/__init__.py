@@ -2,7 +2,9 @@
 encoders (HF folder: ``config.json`` + ``model.safetensors``) and Llama-style
 decoders (GGUF, dequantized once into a memory-mapped cache) into numpy
 forward passes that read a layer's weights when it runs, and traces each
-layer's token geometry (:class:`~symdyn.trained.trace.LayerTrace`). Imports
+layer's token geometry (:class:`~symdyn.trained.trace.LayerTrace`);
+:mod:`~symdyn.trained.fits` (``sd.trained.fits``) fits a trace's laws and its
+scheme's reduced ODE. Imports
 its own modules, lower layers and numpy/scipy; the optional packages (``safetensors``,
 ``gguf``, ``tokenizers``: ``pip install 'symdyn[trained]'``) are imported on
 use, so importing this package never fails without them.
@@ -16,11 +18,12 @@ Layer 3, trained.
 
 from __future__ import annotations
 
+from . import fits
 from .corpus import SENTENCES
 from .files import EXTRA, KNOWN, locate
 from .trace import LayerTrace
 
-__all__ = ["EXTRA", "KNOWN", "LayerTrace", "SENTENCES", "load", "trace_table"]
+__all__ = ["EXTRA", "KNOWN", "LayerTrace", "SENTENCES", "fits", "load", "trace_table"]
 
 
 def load(name_or_path, **options):

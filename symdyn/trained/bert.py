@@ -66,7 +66,8 @@ class Bert(Traced):
     ``mlp`` (bool), ``norm`` (``"layer"`` or ``"projection"``: x/|x|·sqrt(d)),
     ``eps`` (None: the config's)."""
 
-    scheme = "Post-LN"
+    scheme = "post-ln"                #: its family, a registry name (sd.scheme)
+    scheme_display = "Post-LN"
     OPTIONS = {"mlp": (True, flag), "norm": ("layer", choice("layer", "projection")),
                "eps": (None, positive)}
 

@@ -13,11 +13,21 @@ over layers :math:`l = l_0..L`:
 
 Each returns a :class:`Fit`: the constants, their standard errors from the
 Jacobian (:math:`\\hat\\sigma^2 (J^TJ)^{-1}`, no claim beyond the least-squares
-model), the residuals and their root mean square (log space for the laws).
+model), the residuals and their root mean square (log space for the laws),
+and ``success``: the solver converged and every standard error is finite. A
+covariance that is not finite (a constant the data do not fix, such as the
+reduced ODE's ``beta`` on a trace that barely moves) is a ``RuntimeWarning``
+naming the constants, and ``success`` is False.
+
+>>> import symdyn as sd
+>>> l = np.arange(8); fit = sd.trained.fits.exponential(1 - 0.9 * np.exp(-0.5 * l))
+>>> round(float(fit.values[1]), 6), fit.success
+(0.5, True)
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -34,7 +44,8 @@ from ..reduced.solver import solve
 class Fit(Archived):
     """Fitted constants ``values`` (standard errors ``errors``) of ``law`` over
     ``layers``; ``data`` the values fitted, ``provenance`` the fit's function
-    and options (``sd.rerun`` fits ``data`` again)."""
+    and options (``sd.rerun`` fits ``data`` again); ``success``: the solver
+    converged and every standard error is finite."""
 
     law: str
     names: tuple
@@ -44,6 +55,7 @@ class Fit(Archived):
     layers: np.ndarray
     data: np.ndarray | None = None
     provenance: Provenance | None = None
+    success: bool = True
 
     DIMS = {"values": ("constant",), "errors": ("constant",), "residuals": ("fitted",),
             "layers": ("fitted",), "data": ("layer",)}
@@ -56,12 +68,20 @@ class Fit(Archived):
         c = ", ".join(f"{n} = {v:.4g} ± {e:.2g}" for n, v, e in
                       zip(self.names, self.values, self.errors, strict=True))
         return f"{self.law}: {c}; rms residual {self.rms:.3g} over layers " \
-               f"{self.layers[0]}..{self.layers[-1]}"
+               f"{self.layers[0]}..{self.layers[-1]}{'' if self.success else ' (success False)'}"
 
 
-def _made(fit: Fit, function: str, data, **options) -> Fit:
-    """``fit`` with the data it fitted and what made it (the function, its options)."""
+def _made(fit: Fit, function: str, data, converged: bool = True, **options) -> Fit:
+    """``fit`` with the data it fitted, what made it (the function, its options)
+    and ``success``; a ``RuntimeWarning`` when a standard error is not finite."""
     fit.data = np.array(data, dtype=float)
+    bad = [n for n, e in zip(fit.names, fit.errors, strict=True) if not np.isfinite(e)]
+    fit.success = bool(converged and not bad and np.all(np.isfinite(fit.values)))
+    if bad:
+        warnings.warn(f"{fit.law}: the covariance is not finite (the standard error of "
+                      f"{', '.join(bad)} is {fit.errors[fit.names.index(bad[0])]}): the data "
+                      f"do not fix {'it' if len(bad) == 1 else 'them'}; Fit.success is False",
+                      RuntimeWarning, stacklevel=3)
     fit.provenance = Provenance.of("fit", None, {"function": function, **options},
                                    scheme=options.get("scheme"), n=options.get("n"))
     return fit
@@ -71,8 +91,12 @@ def _linear(law, names, X, y, layers):
     coef, *_ = np.linalg.lstsq(X, y, rcond=None)
     res = y - X @ coef
     dof = max(len(y) - X.shape[1], 1)
-    cov = (res @ res / dof) * np.linalg.inv(X.T @ X)
-    return Fit(law, names, coef, np.sqrt(np.diag(cov)), res, layers)
+    XX = X.T @ X
+    if np.linalg.cond(XX) > 1e12:                   # a constant the layers do not fix
+        err = np.full(len(names), np.inf)
+    else:
+        err = np.sqrt(np.diag((res @ res / dof) * np.linalg.inv(XX)))
+    return Fit(law, names, coef, err, res, layers)
 
 
 def _select(values, first):
@@ -137,7 +161,20 @@ def reduced_ode(gamma, scheme: str, n: int, first: int = 0, beta0=1.0, tau0=0.3)
     else:
         err = np.sqrt(np.abs(np.diag((res @ res / dof) * np.linalg.inv(JJ))))
     return _made(Fit(f"reduced ODE ({scheme})", ("beta", "tau"), np.exp(sol.x), err, res, lay),
-                 "reduced_ode", gamma, first=first, scheme=scheme, n=n, beta0=beta0, tau0=tau0)
+                 "reduced_ode", gamma, sol.success, first=first, scheme=scheme, n=n,
+                 beta0=beta0, tau0=tau0)
+
+
+def of_trace(trace) -> dict:
+    """The laws fitted to one trace (a :class:`~symdyn.trained.trace.LayerTrace`
+    of one text): ``{"exponential", "power", "linear_norm", "reduced_ode": Fit}``,
+    the reduced ODE of the trace's scheme with n = the tokens traced."""
+    if np.ndim(trace.tokens):
+        raise ValueError("trace: of_trace fits one text's trace; take the median of a batch "
+                         "and call the fits themselves")
+    return {"exponential": exponential(trace.cosine), "power": power(trace.cosine),
+            "linear_norm": linear_norm(trace.norm),
+            "reduced_ode": reduced_ode(trace.cosine, trace.scheme, int(trace.traced))}
 
 
 class RandomBlock(Mapping):

@@ -106,7 +106,8 @@ class Llama(Traced):
     ``permuted`` (bool: the file's Q/K rows are in llama.cpp's order), ``theta``
     (None: the file's RoPE base), ``kv_map`` (None: head j reads j // (H/G))."""
 
-    scheme = "Pre-RMSNorm"
+    scheme = "pre-ln"                #: its family, a registry name (sd.scheme)
+    scheme_display = "Pre-RMSNorm"
     OPTIONS = {"mlp": (True, flag), "norm": ("rms", choice("rms", "projection")),
                "permuted": (True, flag), "theta": (None, positive), "kv_map": (None, kv_heads)}
 

@@ -1,6 +1,7 @@
 """Layer 3, trained: a model's per-layer token geometry (:class:`LayerTrace`).
 
-For tokens :math:`x_1..x_n` of one text at one depth, with :math:`u_i = x_i/|x_i|`:
+For tokens :math:`x_1..x_n` of one text at one depth, with :math:`u_i = x_i/|x_i|`
+(the columns of :data:`COLUMNS`):
 
 * ``cosine``: the mean pairwise cosine
   :math:`\\frac{2}{n(n-1)}\\sum_{i<j} u_i\\cdot u_j = (|\\sum_i u_i|^2 - n)/(n(n-1))`,
@@ -9,14 +10,15 @@ For tokens :math:`x_1..x_n` of one text at one depth, with :math:`u_i = x_i/|x_i
 * ``norm``: the mean token norm :math:`\\frac1n\\sum_i |x_i|`;
 * ``entropy[l-1, h]``: head h of block l, the mean over queries of
   :math:`-\\sum_j p_{ij}\\log p_{ij}` (nats; causal rows run over the keys
-  a query sees).
+  a query sees); the table's ``mean_entropy`` is its mean over the heads.
 
 Entry l = 0 is the embedding, l = 1..L the residual stream after block l
 (no final norm: Hugging Face's Llama ``last_hidden_state`` is after it, ours
 is not). ``attn_*`` (length L) are the same after block l's attention
 sublayer alone (Post-LN: ``LN(x + Attn(x))``; Pre-LN: ``x + Attn(N(x))``).
 ``skip_first=True`` leaves the first token out of every statistic (as a
-token and as a query; it stays in the forward pass).
+token and as a query; it stays in the forward pass): n counts the tokens
+traced.
 """
 
 from __future__ import annotations
@@ -28,6 +30,20 @@ import numpy as np
 from ..base.archive import Archived
 from ..base.checks import is_real, shown
 from ..base.provenance import Provenance
+
+#: The per-layer table's columns (``LayerTrace.table``, ``symdyn trace``), defined.
+COLUMNS = {
+    "layer": "0 = the embedding, l = 1..L the residual stream after block l (no final norm)",
+    "cosine": "gamma: the mean pairwise cosine of the n tokens traced, "
+              "(|sum_i u_i|^2 - n)/(n(n-1)) with u_i = x_i/|x_i|",
+    "min_cosine": "the least pairwise cosine, min_(i != j) u_i . u_j",
+    "norm": "the mean token norm, (1/n) sum_i |x_i|",
+    "attn_cosine": "cosine after block l's attention sublayer alone (Post-LN: LN(x + Attn(x)); "
+                   "Pre-LN: x + Attn(N(x)))",
+    "attn_norm": "norm after block l's attention sublayer alone",
+    "mean_entropy": "block l's attention entropy -sum_j p_ij log p_ij (nats), the mean over "
+                    "queries and heads",
+}
 
 
 def geometry(x: np.ndarray, skip_first: bool = False) -> tuple[float, float, float]:
@@ -65,9 +81,14 @@ def entropy(p: np.ndarray, skip_first: bool = False) -> np.ndarray:
 class LayerTrace(Archived):
     """Per-layer statistics of one text (arrays (L+1,)/(L,)/(L, H)) or a batch (leading axis).
 
+    ``scheme``: the model family's registry name (``"post-ln"``, ``"pre-ln"``:
+    ``sd.scheme(tr.scheme)``, ``fits.reduced_ode(tr.cosine, tr.scheme, n)``),
+    ``scheme_display`` the model's own name of its normalization
+    (``"Post-LN"``, ``"Pre-RMSNorm"``). The arrays are defined in
+    :mod:`symdyn.trained.trace` (the table's columns: :data:`COLUMNS`).
     ``provenance`` (:mod:`symdyn.base.provenance`): the model's file, its
     options and ablations, ``skip_first``, the texts or token ids
-    (``sd.rerun`` traces them again); ``str`` prints it above :meth:`table`.
+    (``sd.rerun`` traces them again); ``str`` is :meth:`table`, under its header.
     """
 
     model: str
@@ -83,6 +104,7 @@ class LayerTrace(Archived):
     skip_first: bool = False
     texts: list = field(default_factory=list)
     provenance: Provenance | None = None
+    scheme_display: str | None = None
 
     DIMS = {"cosine": ("layer",), "norm": ("layer",), "min_cosine": ("layer",),
             "attn_cosine": ("block",), "attn_norm": ("block",), "attn_min_cosine": ("block",),
@@ -90,10 +112,7 @@ class LayerTrace(Archived):
     BATCH = "text"
 
     def __str__(self) -> str:
-        rows = self.provenance.summary() if self.provenance else []
-        width = max((len(k) for k, _ in rows), default=0)
-        return "\n".join(["LayerTrace (model.trace)", *(f"  {k:<{width}}  {v}" for k, v in rows),
-                          self.table()]).rstrip("\n")
+        return "LayerTrace (model.trace)\n" + self.table().rstrip("\n")
 
     @property
     def layers(self) -> np.ndarray:
@@ -107,8 +126,31 @@ class LayerTrace(Archived):
             raise ValueError("band needs a batched trace (trace(text=[...]))")
         return np.quantile(a, q, axis=0)
 
+    @property
+    def traced(self):
+        """Tokens per text in the statistics (``tokens`` less the first with ``skip_first``)."""
+        return np.asarray(self.tokens) - int(self.skip_first)
+
+    def header(self) -> list[tuple[str, str]]:
+        """(label, value) rows above the table: model, scheme, tokens traced,
+        ablations, inputs, version (the provenance)."""
+        p = self.provenance
+        n, whole = np.median(self.traced), np.median(self.tokens)
+        rows = [("model", self.model), ("d", p.d if p else None),
+                ("scheme", f"{self.scheme} ({self.scheme_display or self.scheme})"),
+                ("tokens", f"n = {n:g} traced" + (f" (the first of {whole:g} left out, "
+                                                  "skip_first)" if self.skip_first else "")
+                 + (f", the median over {len(self.tokens)} texts" if np.ndim(self.tokens)
+                    else ""))]
+        if p is not None:
+            rows += [("weights", p.weights if p.weights != self.model else None)]
+            rows += [(k, v) for k, v in p.summary() if k in ("ablations", "options", "version")]
+        rows += [("rows", "one per layer; residual stream, no final norm")]
+        return [(k, v) for k, v in rows if v is not None]
+
     def table(self, csv: bool = False) -> str:
-        """The per-layer table (one text; a batch gives its median)."""
+        """The per-layer table (one text; a batch gives its median) under its
+        :meth:`header` (CSV: ``# `` comment lines); columns: :data:`COLUMNS`."""
         cols = ["cosine", "min_cosine", "norm", "attn_cosine", "attn_norm", "entropy"]
         med = {c: np.median(getattr(self, c), axis=0) if np.ndim(self.tokens) else
                getattr(self, c) for c in cols}
@@ -119,15 +161,13 @@ class LayerTrace(Archived):
                          med["attn_cosine"][a] if lay else np.nan,
                          med["attn_norm"][a] if lay else np.nan,
                          med["entropy"][a].mean() if lay else np.nan])
-        head = ["layer", *cols[:-1], "mean_entropy"]
+        head = list(COLUMNS)
+        top = [f"# {k}: {v}" for k, v in self.header()]
         if csv:
-            return "\n".join([",".join(head)] + [",".join(
+            return "\n".join(top + [",".join(head)] + [",".join(
                 [str(r[0])] + ["" if np.isnan(v) else f"{v:.8g}" for v in r[1:]])
                 for r in rows]) + "\n"
-        title = (f"{self.model} ({self.scheme}), {np.median(self.tokens):g} tokens"
-                 f"{', first token left out' if self.skip_first else ''}; residual stream, "
-                 "no final norm")
-        lines = [title, "".join(f"{h:>13}" for h in head)]
+        lines = [*top, "".join(f"{h:>13}" for h in head)]
         for r in rows:
             lines.append(f"{r[0]:>13}" + "".join(
                 f"{'-':>13}" if np.isnan(v) else f"{v:>13.5g}" for v in r[1:]))
@@ -179,7 +219,8 @@ def nonempty_text(text, what="text"):
 class Traced:
     """What both families share: options, tokens -> padded batch -> layers -> :class:`LayerTrace`.
 
-    A subclass sets ``name``, ``scheme``, ``tokenizer``, ``context``, ``vocab``,
+    A subclass sets ``name``, ``scheme`` (its family's registry name),
+    ``scheme_display`` (its own name of the normalization), ``tokenizer``, ``context``, ``vocab``,
     ``pad``, ``L``, ``d``, ``heads``, :data:`OPTIONS` (name -> (default,
     check)) and ``steps(ids, lengths)``: a generator of ``(x, h, p)`` per
     layer, the (B, n, d) residual stream ``x``, the state after attention
@@ -222,11 +263,12 @@ class Traced:
 
     @staticmethod
     def describe(key, value) -> str:
-        return {("mlp", False): "no MLP"}.get((key, value), f"{key}={value!r}")
+        return {("mlp", False): "no MLP", ("norm", "projection"): "projection norm"}.get(
+            (key, value), f"{key}={value!r}")
 
     def __repr__(self):
         kv = getattr(self, "kv", self.heads)
-        return (f"{type(self).__name__}({self.name!r}, {self.scheme}, {self.L} layers, "
+        return (f"{type(self).__name__}({self.name!r}, {self.scheme_display}, {self.L} layers, "
                 f"d={self.d}, {self.heads} heads{f' ({kv} key/value)' if kv != self.heads else ''}"
                 f", vocabulary {self.vocab}, context {self.context}; ablations: "
                 f"{', '.join(self.ablations()) or 'none'})")
@@ -308,7 +350,8 @@ class Traced:
         g, ga = [np.array(v).transpose(0, 2, 1) for v in (g, ga)]      # (B, 3, layers)
         pick = (lambda a: np.asarray(a)[0]) if single else np.asarray
         return LayerTrace(
-            model=self.name, scheme=self.scheme, tokens=pick(lengths),
+            model=self.name, scheme=self.scheme, scheme_display=self.scheme_display,
+            tokens=pick(lengths),
             cosine=pick(g[:, 0]), norm=pick(g[:, 1]), min_cosine=pick(g[:, 2]),
             attn_cosine=pick(ga[:, 0]), attn_norm=pick(ga[:, 1]),
             attn_min_cosine=pick(ga[:, 2]), entropy=pick(np.array(ent)),
@@ -323,7 +366,8 @@ class Traced:
         else:
             options["text"] = texts[0] if single else texts
         return Provenance.of("trace", None, options, scheme=self.scheme,
-                             n=int(lengths[0]) if single else lengths, d=self.d,
+                             n=int(lengths[0] - skip_first) if single else lengths - skip_first,
+                             d=self.d,
                              weights=getattr(self, "source", None) or self.name,
                              ablations=self.ablations())
 
