@@ -115,7 +115,7 @@ def test_solve_csv_matches_library(capsys):
 
     assert main(["solve", "pre-ln", "--n", "8", "--beta", "1", "--gamma0", "0",
                  "--t-max", "10", "--points", "3"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
+    lines = [x for x in capsys.readouterr().out.strip().splitlines() if not x.startswith("# ")]
     assert lines[0] == "t,gamma,epsilon,log_epsilon,gamma_dot,r"
     last = [float(x) for x in lines[-1].split(",")]
     tr = sd.solve("pre-ln", n=8, beta=1.0, gamma0=0.0, t=[0, 5, 10])
@@ -161,7 +161,7 @@ def test_solve_several_values_and_log_times(capsys):
 
     assert main(["solve", "post-ln", "--n", "8", "16", "--beta", "1", "--gamma0", "0",
                  "--t-max", "10", "--points", "3", "--log"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
+    lines = [x for x in capsys.readouterr().out.strip().splitlines() if not x.startswith("# ")]
     assert lines[0].startswith("n,beta,gamma0,t,gamma") and len(lines) == 1 + 2 * 3
     row = [float(x) for x in lines[-1].split(",")]
     assert row[:4] == [16.0, 1.0, 0.0, 10.0]
@@ -563,7 +563,7 @@ def test_trace_prints_the_api_s_per_layer_table(capsys):
     except (ImportError, ValueError) as exc:
         pytest.skip(f"the MiniLM wheel is not installed: {exc}")
     assert main(["trace", "all-MiniLM-L6-v2", "--text", text, "--csv"]) == 0
-    rows = capsys.readouterr().out.strip().splitlines()
+    rows = [x for x in capsys.readouterr().out.strip().splitlines() if not x.startswith("# ")]
     trace = model.trace(text=text)
     assert rows[0].startswith("layer,cosine") and len(rows) == len(trace.cosine) + 1
     for row, c in zip(rows[1:], trace.cosine, strict=True):

@@ -124,8 +124,20 @@ def solve_command(args) -> str:
         name = args.name if args.scheme == "custom" else args.scheme
         return json.dumps({"scheme": name, "n": value(counts),
                            "beta": value(args.beta), "gamma0": value(args.gamma0),
-                           "r0": args.r0, "columns": head, "rows": rows}, indent=1)
-    return "\n".join([",".join(head)] + [",".join(row) for row in rows])
+                           "r0": args.r0, "provenance": json.loads(tr.provenance.to_json()),
+                           "columns": head, "rows": rows}, indent=1)
+    return "\n".join(solve_header(tr, args.gamma0, args.r0, several)
+                     + [",".join(head)] + [",".join(row) for row in rows])
+
+
+def solve_header(tr, gamma0, r0, several: bool) -> list[str]:
+    """``# name: value`` lines of a solve: its provenance (scheme, parameters,
+    n, beta, attention, tolerances, version), the starts and what a row is."""
+    p = tr.provenance
+    rows = [*p.summary(), ("gamma0", ", ".join(f"{g:g}" for g in gamma0)), ("r0", f"{r0:g}"),
+            ("rows", "one per (n, beta, gamma0) and time, led by them" if several
+             else "one per time")]
+    return [f"# {k}: {v}" for k, v in rows]
 
 
 def simulate_command(args) -> str:
@@ -168,19 +180,29 @@ def table_command(args) -> str:
 
 
 def trace_command(args) -> str:
-    """The per-layer table; errors name the command line's arguments (MODEL,
-    --text, --skip-first), each checked before the model is read where it can be."""
-    from ..trained import load
+    """The per-layer table under its header; errors name the command line's
+    arguments (MODEL, --text, --skip-first, --seed), each checked before the
+    model is read where it can be. ``--ablate``: the variant's options of
+    ``load`` (or random weights); ``--fit``: the laws, as ``# fit`` lines."""
+    from ..trained import fits, load
     from ..trained.files import locate
     from ..trained.trace import least_tokens, nonempty_text
 
     nonempty_text(args.text, "--text")
+    seed = integer(args.seed, "--seed", 0)
     locate(args.model, "MODEL")
-    model = load(args.model)
-    ids = model.encode(args.text, "--text")
-    least_tokens(len(ids), args.skip_first, "--text", "--skip-first")
-    return model.trace(token_ids=ids, skip_first=args.skip_first).table(
-        csv=args.csv).rstrip("\n")
+    ablate = set(args.ablate or ())
+    model = load(args.model, **({"mlp": False} if "no-mlp" in ablate else {}),
+                 **({"norm": "projection"} if "projection" in ablate else {}))
+    if "random" in ablate:
+        model = fits.randomized(model, seed)
+    least_tokens(len(model.encode(args.text, "--text")), args.skip_first, "--text",
+                 "--skip-first")
+    tr = model.trace(text=args.text, skip_first=args.skip_first)
+    out = tr.table(csv=args.csv).rstrip("\n")
+    if args.fit:
+        out += "\n" + "\n".join(f"# fit: {f}" for f in fits.of_trace(tr).values())
+    return out
 
 
 def write_phase_diagrams(out, schemes=("post-ln",), d=(8, 128, 1024), beta=None, n=32,

