@@ -4,10 +4,13 @@
 enclosures are disjoint, ``~`` (a tie, undecided) where they still overlap
 at the highest precision tried. :func:`region` proves "A before B" (A's
 crossing time is smaller) over a box of ``(n, beta)``, ``n`` taken as real,
-by branch and bound: each sub-box gets enclosures valid for every parameter
-in it (:mod:`symdyn.certify.boxes`); proven where ``T_A < T_B`` over the
-sub-box, disproven where a point of it (the witness) has ``T_A > T_B``
-certified, split otherwise, undecided at the split limit.
+by branch and bound. Each sub-box is first tried by pointwise dominance
+(:mod:`symdyn.certify.dominance`: an interval holding :math:`T_B - T_A`
+from the sign of the integrands' difference, no crossing time enclosed);
+then by enclosures valid for every parameter in it
+(:mod:`symdyn.certify.boxes`): proven where ``T_A < T_B`` over the sub-box,
+disproven where a point of it (the witness) has ``T_A > T_B`` certified,
+split otherwise, undecided at the split limit.
 
 Layer 3, certify.
 """
@@ -19,6 +22,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from . import dominance
 from .arith import working
 from .boxes import time_over_box
 from .crossing import Certification, crossing_time
@@ -78,7 +82,10 @@ class Region:
     ``proven``, ``disproven`` (each ``(box, witness)``, the witness an
     ``(n, beta)`` where B is certainly first), ``undecided``: lists of boxes
     ``((n_lo, n_hi), (beta_lo, beta_hi))``; ``.proven`` is True only when
-    every sub-box is proven. ``boxes`` counts the sub-boxes evaluated.
+    every sub-box is proven. ``boxes`` counts the sub-boxes evaluated;
+    ``certificates`` maps each proven or disproven box to the certificate that
+    decided it (``"pointwise dominance"`` or ``"enclosures"``), summed up by
+    ``method``.
     """
 
     claim: str
@@ -89,6 +96,16 @@ class Region:
     disproven: list = field(default_factory=list)
     undecided: list = field(default_factory=list)
     boxes: int = 0
+    certificates: dict = field(default_factory=dict)
+
+    @property
+    def method(self) -> str:
+        """How the decided boxes were decided, e.g. ``"pointwise dominance: 1 box"``."""
+        counts = {}
+        for how in self.certificates.values():
+            counts[how] = counts.get(how, 0) + 1
+        return "; ".join(f"{k}: {v} box{'es' if v > 1 else ''}"
+                         for k, v in sorted(counts.items())) or "nothing decided"
 
     @property
     def proven(self) -> bool:
@@ -98,7 +115,8 @@ class Region:
         verdict = "PROVEN" if self.proven else "DISPROVEN" if self.disproven else "UNDECIDED"
         return (f"{self.claim} at level {self.level}, n in {self.n}, beta in {self.beta}: "
                 f"{verdict} ({len(self.proven_boxes)} boxes proven, {len(self.disproven)} "
-                f"disproven, {len(self.undecided)} undecided, {self.boxes} evaluated)")
+                f"disproven, {len(self.undecided)} undecided, {self.boxes} evaluated; "
+                f"{self.method})")
 
     def plot(self, ax=None):
         """The certified phase diagram: proven boxes green, disproven red
@@ -135,7 +153,19 @@ def _box_time(name, level, nb, bb, stop_above=None):
 
 
 def _decide(a, b, level, nb, bb):
-    """``"proven"``, ``"disproven"`` or ``None`` for one sub-box."""
+    """``(verdict, certificate)`` for one sub-box, the verdict ``"proven"``,
+    ``"disproven"`` or ``None``: pointwise dominance first, then enclosures."""
+    if dominance.applies(a, b):
+        diff = dominance.difference(a, b, level, n=nb, beta=bb)      # holds T_B - T_A
+        if diff is not None and diff.lo > 0:
+            return "proven", dominance.NAME
+        if diff is not None and diff.hi < 0:
+            return "disproven", dominance.NAME
+    return _enclosed(a, b, level, nb, bb), "enclosures"
+
+
+def _enclosed(a, b, level, nb, bb):
+    """``"proven"``, ``"disproven"`` or ``None`` by enclosing both times over the box."""
     try:
         TA = _box_time(a, level, nb, bb)
         TB = _box_time(b, level, nb, bb, stop_above=TA.upper())
@@ -167,10 +197,11 @@ def _split(nb, bb):
     return [(nb, (bb[0], m)), (nb, (m, bb[1]))]
 
 
-def region(claim: str, *, level, n=(2, 1024), beta=(0, 16), max_depth=14,
+def region(claim, *, level, n=(2, 1024), beta=(0, 16), max_depth=14,
            max_boxes=2000, seconds=None) -> Region:
     """Prove ``claim`` (``"A before B"``: A's crossing time of ``level`` is the
-    smaller) for every ``(n, beta)`` in the box, by branch and bound.
+    smaller; or a pair ``(A, B)`` of schemes, custom ones too) for every
+    ``(n, beta)`` in the box, by branch and bound.
     Splitting stops at ``max_depth``, ``max_boxes`` or after ``seconds`` of
     CPU time: what is left is undecided (and said so), never guessed.
 
@@ -178,10 +209,15 @@ def region(claim: str, *, level, n=(2, 1024), beta=(0, 16), max_depth=14,
     >>> sd.certify.region("post-ln before pre-ln", level="0.9", n=(8, 9), beta=(1, 1.25)).proven
     True
     """
-    m = _CLAIM.match(claim) if isinstance(claim, str) else None
-    if m is None:
-        raise ValueError(f"claim: 'A before B' with two scheme names, got {claim!r}")
-    a, b = m.groups()
+    if isinstance(claim, tuple) and len(claim) == 2:
+        a, b = claim
+        claim = " before ".join(s if isinstance(s, str) else s.name for s in claim)
+    else:
+        m = _CLAIM.match(claim) if isinstance(claim, str) else None
+        if m is None:
+            raise ValueError(f"claim: 'A before B' with two scheme names, or a pair "
+                             f"(A, B), got {claim!r}")
+        a, b = m.groups()
     nb, bb = (float(n[0]), float(n[1])), (float(beta[0]), float(beta[1]))
     if not (2 <= nb[0] < nb[1] and 0 <= bb[0] < bb[1]):
         raise ValueError(f"n, beta: boxes (lo, hi) with 2 <= n_lo < n_hi and 0 <= beta_lo "
@@ -194,18 +230,23 @@ def region(claim: str, *, level, n=(2, 1024), beta=(0, 16), max_depth=14,
             break
         box_n, box_b, depth = stack.pop(0)         # breadth first: the budget spreads
         out.boxes += 1
-        verdict = _decide(a, b, level, box_n, box_b)
+        verdict, how = _decide(a, b, level, box_n, box_b)
+        if verdict is not None:
+            out.certificates[(box_n, box_b)] = how
         if verdict == "proven":
             out.proven_boxes.append((box_n, box_b))
             continue
-        if verdict == "disproven":
+        if verdict == "disproven":              # B first everywhere in it: its centre
             out.disproven.append(((box_n, box_b), (math.sqrt(box_n[0] * box_n[1]),
                                                    (box_b[0] + box_b[1]) / 2)))
             continue
         if depth >= max_depth or out.boxes + len(stack) >= max_boxes:
             witness = _point_fails(a, b, level, box_n, box_b)
-            (out.disproven.append(((box_n, box_b), witness)) if witness
-             else out.undecided.append((box_n, box_b)))
+            if witness:
+                out.disproven.append(((box_n, box_b), witness))
+                out.certificates[(box_n, box_b)] = "enclosures at the witness"
+            else:
+                out.undecided.append((box_n, box_b))
             continue
         stack.extend((x, y, depth + 1) for x, y in _split(box_n, box_b))
     return out
