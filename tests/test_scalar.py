@@ -2,6 +2,7 @@
 method as the batched integrator; it agrees with it and with mpmath, and
 hands failures to the batched path."""
 
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -126,3 +127,37 @@ def test_control_a_controller_changed_in_one_path_only_shows():
     one, batch = _both(replace(control.DEFAULT, safety=0.8), control.DEFAULT)
     assert one.nsteps != batch.nsteps[0]
     assert not np.array_equal(one.states, batch.y[0])
+
+
+def _sympy_calls(call):
+    """The sympy functions (other than hashing, for cache lookups) that ``call``
+    runs, by name."""
+    seen = []
+
+    def profile(frame, event, arg):
+        if (event == "call" and "/sympy/" in frame.f_code.co_filename
+                and frame.f_code.co_name != "__hash__"):
+            seen.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+@pytest.mark.parametrize("name", ["post-ln", "pre-ln", "mix-ln", "ngpt", "deepnorm"])
+def test_a_repeated_one_member_solve_does_nothing_symbolic(name):
+    def solve():
+        return sd.solve(name, n=8, beta=1.0, gamma0=0.0, t=[5.0])
+    solve()
+    # at most an assumption look-up and an int() of a cached number
+    assert len(_sympy_calls(solve)) <= 3
+
+
+def test_control_a_first_solve_of_a_new_scheme_is_seen_walking_its_laws():
+    # the counter sees symbolic work: a Mix-LN switch never asked for before
+    # builds its laws, compiles them and checks them
+    calls = _sympy_calls(lambda: sd.solve(sd.scheme("mix-ln", t_switch=0.6180339887), n=8,
+                                          beta=1.0, gamma0=0.0, t=[5.0]))
+    assert len(calls) > 100

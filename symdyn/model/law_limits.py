@@ -73,14 +73,11 @@ def check_speed(s, T: float, values: dict, who: str) -> None:
     parameters, keyed by their sympy symbols; ``who`` names the caller.
     Raises ``ValueError`` naming the law, the time and the limit.
     """
-    if s.undefined(s.speed):            # not concrete: the solvers say so
+    concrete, periodic, factor = _speed_facts(s, frozenset(values))
+    if not concrete:                    # not concrete: the solvers say so
         return
-    known = {t_sym, n_sym, b_sym, *values}
-    for atom in sorted(s.speed.atoms(*PERIODS), key=sp.default_sort_key):
-        arg = atom.args[0]
-        if not (arg.has(t_sym) and arg.free_symbols <= known):
-            continue
-        periods = _variation(arg, T, values) / PERIODS[atom.func]
+    for atom in periodic:
+        periods = _variation(atom.args[0], T, values) / PERIODS[atom.func]
         if not periods <= MAX_PERIODS:
             name = ", ".join(s.holding({atom})) or "speed"
             raise ValueError(
@@ -88,10 +85,23 @@ def check_speed(s, T: float, values: dict, who: str) -> None:
                 f"{periods:.3g} periods on [0, {T:.6g}]; {who} resolves at most "
                 f"{MAX_PERIODS:,} (about {STEPS_PER_PERIOD} steps each): shorten t or "
                 f"slow the oscillation")
+    if factor is not None and np.isfinite(T):
+        _check_zeros(s, factor, T, values, who)
+
+
+@lru_cache(maxsize=256)
+def _speed_facts(s, symbols: frozenset):
+    """What :func:`check_speed` reads of the speed law, once per scheme and set
+    of valued ``symbols``: whether it is concrete, its periodic atoms whose
+    argument runs with ``t``, and its factor in ``t`` (None without one)."""
+    if s.undefined(s.speed):
+        return False, (), None
+    known = {t_sym, n_sym, b_sym, *symbols}
+    periodic = tuple(atom for atom in sorted(s.speed.atoms(*PERIODS), key=sp.default_sort_key)
+                     if atom.args[0].has(t_sym) and atom.args[0].free_symbols <= known)
     factor = sp.Mul(*[f for f in sp.Mul.make_args(s.speed)
                       if f.has(t_sym) and f.free_symbols <= known])
-    if factor.has(t_sym) and np.isfinite(T):
-        _check_zeros(s, factor, T, values, who)
+    return True, periodic, factor if factor.has(t_sym) else None
 
 
 def _grid(T, members=1):
@@ -108,11 +118,17 @@ def _grid(T, members=1):
 def _compiled(expr, values):
     """``expr`` as ``f(t, *columns)`` and the distinct member rows of the
     symbols it uses (one row of nothing when it uses none)."""
-    used = [x for x in values if expr.has(x)]
-    f = _lambdified(expr, tuple(used))
+    used = _used(expr, tuple(values))
+    f = _lambdified(expr, used)
     if not used:
         return f, np.zeros((1, 0))
     return f, np.unique(np.stack([np.ravel(values[x]) for x in used], axis=1), axis=0)
+
+
+@lru_cache(maxsize=256)
+def _used(expr, symbols):
+    """The ``symbols`` that ``expr`` contains, in their order."""
+    return tuple(x for x in symbols if expr.has(x))
 
 
 @lru_cache(maxsize=256)

@@ -16,6 +16,7 @@ import importlib
 import pkgutil
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
 
 import sympy as sp
 
@@ -121,6 +122,20 @@ def scheme(name: SchemeLike, **params) -> Scheme:
             raise ValueError("params: cannot re-parametrize a Scheme object")
         return name
     e = entry(name)
+    try:        # the same entry and parameters build the same (immutable) scheme
+        key = tuple(sorted((k, type(v), v) for k, v in params.items()))
+        hash(key)
+    except TypeError:                   # a dict of free parameters: built anew
+        return _build(e, params)
+    return _built(e, key)
+
+
+@lru_cache(maxsize=256)
+def _built(e: Entry, key) -> Scheme:
+    return _build(e, {k: v for k, _, v in key})
+
+
+def _build(e: Entry, params) -> Scheme:
     values, free = _checked(e, params)
     built = e.build(**values)
     return replace(built, style=e.style, citation=e.citation, free=built.free + free)
