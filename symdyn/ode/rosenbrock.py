@@ -27,6 +27,7 @@ Layer 1, ode.
 from __future__ import annotations
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 ORDER = 3
 ERROR_ORDER = 2          # the estimate is of the embedded 2nd-order solution
@@ -121,9 +122,27 @@ def step(f, t, y, fy, h, t_new, args, J, ft):
     return y_new, error, f(t_new, y_new, *args)
 
 
+#: BLAS threads of the inversion (``None``: the library's own count). A few
+#: ``dim <= MAX_DIM`` matrices gain nothing from more threads, and on shared
+#: cores OpenBLAS's spinning threads took most of the run: the causal Post-LN
+#: run of ``benchmarks/causal_long_run.py`` spent 74 CPU s (126 s wall) with
+#: the default threads, 10 CPU s with one; and the threads' order of summation
+#: changed its trajectory (106,668 against 106,031 evaluations).
+BLAS_THREADS = 1
+_THREADS = ThreadpoolController()
+
+
 def _inverse(W):
-    """``W^-1`` per member; NaN for a member whose ``W`` is not finite or is
-    singular (its step is then rejected like any non-finite step)."""
+    """``W^-1`` per member (on :data:`BLAS_THREADS` threads); NaN for a member
+    whose ``W`` is not finite or is singular (its step is then rejected like
+    any non-finite step)."""
+    if BLAS_THREADS is None:
+        return _inverse_here(W)
+    with _THREADS.limit(limits=BLAS_THREADS, user_api="blas"):
+        return _inverse_here(W)
+
+
+def _inverse_here(W):
     bad = ~np.isfinite(W).all(axis=(1, 2))
     W = np.where(bad[:, None, None], np.eye(W.shape[1]), W)
     try:

@@ -23,6 +23,7 @@ TRIAL_STEPS = 8              # ROS34PW2 steps before its step size is judged
 JAC_AGE = 10                 # ROS34PW2 steps on one Jacobian ...
 JAC_FLOATS = 20_000_000      # the batch's Jacobians must fit in this many floats
 EDGE_MEMORY = 2 * STIFF_STEPS  # attempts over which a member's largest lambda is kept
+MAX_WAIT = 4 * STIFF_STEPS   # the doubled wait before a switch stops growing here
 
 
 class Methods:
@@ -43,8 +44,13 @@ class Methods:
     :math:`\max(1, (4 + (\dim + 1)/10)/12)` times its last explicit step
     (judged from the :data:`TRIAL_STEPS`-th step on: the first steps grow
     from the explicit step size).
-    Each return doubles the member's count before the next switch, so a
-    member whose steps only look stiff pays for at most a few trials.
+    Each return doubles the member's count before the next switch, up to
+    :data:`MAX_WAIT`, so a member whose steps only look stiff pays for a few
+    trials, then one trial (8 ROS34PW2 steps and a Jacobian, ~130
+    evaluations) per ``MAX_WAIT`` explicit steps (~720): without the cap, a
+    member that thrashed while two clusters met (both methods near equal
+    cost) waited 960 explicit steps at the stability limit once they had met
+    (causal Post-LN, ``benchmarks/causal_long_run.py``).
     Explicit steps never end on output times (their steps do not depend on
     them); :meth:`edge` gives each step's :math:`h\lambda` with the largest
     :math:`\lambda` of the member's last :data:`EDGE_MEMORY` attempts
@@ -164,5 +170,5 @@ class Methods:
         self.since[going] = 0
         self.renew(going)
         self.stiff[back] = False
-        self.wait[back] *= 2
+        self.wait[back] = np.minimum(2 * self.wait[back], MAX_WAIT)
         last_err[going] = last_err[back] = 0.0
