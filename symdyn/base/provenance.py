@@ -36,8 +36,8 @@ DEFAULTS = {"attention": "softmax", "mask": "full", "kappa": None, "step": None,
 
 def plain(value):
     """``value`` as JSON can hold it: numpy scalars and arrays as numbers and lists."""
-    if isinstance(value, np.ndarray):
-        return plain(value.tolist())
+    if isinstance(value, np.ndarray):        # numbers: tolist gives Python's already
+        return value.tolist() if value.dtype.kind in "biuf" else plain(value.tolist())
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, dict):
