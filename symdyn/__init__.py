@@ -41,6 +41,7 @@ from .reduced.initial import LeadingOrder, initial_token_speed, initial_velocity
 from .reduced.solve_result import Trajectory
 from .reduced.solver import solve
 from .reduced.summary import Derivation, derive, table
+from .studies.event_times import locate_events
 from .studies.inverse import Design, alpha_family, design
 from .studies.sweeps import sweep
 
@@ -53,7 +54,7 @@ __all__ = [
     "stable_system", "sweep", "symbols", "terminal", "weights",
     "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "kuramoto_order",
     "mean_field", "mean_field_rates", "mean_field_zonal",
-    "cluster_labels", "energy", "renyi_centres", "load", "rerun",
+    "cluster_labels", "energy", "renyi_centres", "load", "rerun", "locate_events",
 ]
 
 

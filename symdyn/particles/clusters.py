@@ -162,7 +162,9 @@ class Event:
     cluster ``into`` at ``t_after``) or ``"split"`` (cluster ``into`` of
     ``t_before`` has tokens in each of the clusters ``parts`` at ``t_after``).
     ``sizes`` and ``leaders`` belong to ``parts``. The event happened in
-    ``(t_before, t_after]``: located to the output times, no better.
+    ``(t_before, t_after]``: located to the output times; ``sd.locate_events``
+    (:mod:`symdyn.studies.event_times`) narrows it on the dense output to
+    ``(t_event - t_event_error, t_event]`` (``None`` until located).
     """
 
     member: tuple
@@ -173,11 +175,16 @@ class Event:
     into: int
     sizes: tuple
     leaders: tuple
+    t_event: float | None = None
+    t_event_error: float | None = None
 
     def row(self) -> dict:
-        """The event as a flat dict (one line of the CLI's table)."""
+        """The event as a flat dict (one line of the CLI's table; the located
+        time and its error only once located)."""
+        located = ({} if self.t_event is None else
+                   {"t_event": self.t_event, "t_event_error": self.t_event_error})
         return {"member": "/".join(map(str, self.member)), "kind": self.kind,
-                "t_before": self.t_before, "t_after": self.t_after,
+                "t_before": self.t_before, "t_after": self.t_after, **located,
                 "parts": " ".join(map(str, self.parts)), "into": self.into,
                 "sizes": " ".join(map(str, self.sizes)),
                 "leaders": " ".join(map(str, self.leaders))}
