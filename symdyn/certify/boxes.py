@@ -107,6 +107,7 @@ def time_over_box(prob, u1: arb, stop_above=None) -> arb:
             raise Uncertified("a switch inside the box is not handled over boxes")
         if ph.end != sp.oo:
             raise Uncertified("a switch after an ODE phase is not handled over boxes")
-        y, _ = euler(ph.field, u, u1, [t, r], rest, stop_above=stop_above, max_steps=2000)
+        state, rest = ([t, arb(0)], (*rest, r)) if ph.nested else ([t, r], rest)
+        y, _ = euler(ph.field, u, u1, state, rest, stop_above=stop_above, max_steps=2000)
         return y[0]
     raise Uncertified("no phase reaches the level")

@@ -138,9 +138,14 @@ def _phases(prob: Certification, u1, prec: int, stop_above=None):
             if end is not None:
                 raise NotCertifiable(f"{prob.scheme.name}: a switch in t after a phase "
                                      f"without a separable form is not supported")
-            order = max(8, prec // 6 + 4)
-            y, steps, stopped = integrate(ph.field, u, u1, [t, r], prob.args(r)[1:], tol=tol,
-                                          order=order, stop_above=stop_above)
+            if ph.nested:        # state (t, q), r = r0 e^q: triangular, two passes
+                order, state, rest = max(8, prec // 3), [t, arb(0)], (*prob.args(r)[1:], r)
+                ntol, passes = 2.0 ** -(prec - 8), 2
+            else:
+                order, state, rest = max(8, prec // 6 + 4), [t, r], prob.args(r)[1:]
+                ntol, passes = tol, None
+            y, steps, stopped = integrate(ph.field, u, u1, state, rest, tol=ntol,
+                                          order=order, stop_above=stop_above, passes=passes)
             methods.append(f"{ph.text}; validated Taylor series in u = -log(1 - gamma), "
                            f"degree {order}, {steps} steps" + (" (stopped: above the bound)"
                                                                if stopped else ""))

@@ -40,6 +40,8 @@ from .printer import NotCertifiable, compile_ball
 
 T_ = sp.Symbol("T", positive=True)
 I_ = sp.Symbol("I", positive=True)
+Q_ = sp.Dummy("q", real=True)           # dummies: no clash with a scheme's parameter names
+R0 = sp.Dummy("r0", positive=True)
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ class Phase:
     the integrand in :math:`u = -\\log(1-\\gamma)`,
     ``S``, ``S_inv``: sympy in ``T`` and ``I``, ``S_at``, ``S_inv_at``:
     compiled) or ``"ode"`` (``field``: :math:`(dt/du, dr/du)`, :math:`u = -\\log(1-\\gamma)`,
-    compiled in ``gamma, t, r, n, beta, *params``); ``text`` names the form.
+    compiled in ``gamma, t, r, n, beta, *params``; when ``nested``, the
+    field of :math:`(t, q)`, :math:`r = r_0 e^q`, in ``gamma, t, q, n, beta,
+    *params, r0``); ``text`` names the form.
     """
 
     start: sp.Expr
@@ -65,6 +69,7 @@ class Phase:
     S_at: object = None
     S_inv_at: object = None
     field: object = None
+    nested: bool = False
 
 
 def _edges(s) -> list:
@@ -133,14 +138,20 @@ def _phase(G, R, start, end, params) -> Phase:
                      S=S, S_inv=S_inv, S_at=compile_ball(S, [T_, n, BETA, *params]),
                      S_inv_at=compile_ball(S_inv, [I_, n, BETA, *params]))
     ratio = sp.cancel(R / G / r) if not _simple(R) else sp.Integer(0)
-    nested = not ratio.has(r) and not ratio.has(t) and not G.has(t)
-    text = ("nested quadrature: dr/dgamma = p(gamma) r, dt/dgamma = 1/G(gamma, r)" if nested
-            else "ODE in gamma: dt/dgamma = 1/G, dr/dgamma = R/G")
+    if not ratio.has(r) and not ratio.has(t) and not G.has(t):
+        # nested: state (t, q), r = r0 e^q; dq/du is free of the state, dt/du
+        # depends on q alone (triangular: two Picard passes give every coefficient)
+        field = compile_ball([sp.factor(sp.cancel((1 - gamma) / G.subs(r, R0 * sp.exp(Q_)))),
+                              sp.factor(sp.cancel((1 - gamma) * ratio))],
+                             [gamma, t, Q_, n, BETA, *params, R0])
+        return Phase(start, end, "ode", "nested quadrature: r = r0 exp(int p dgamma), "
+                     "T = int dgamma/G(gamma, r)", G, R, field=field, nested=True)
     # d/du with u = -log(1 - gamma): the factor 1 - gamma cancels G's zero at 1
     field = compile_ball([sp.factor(sp.cancel((1 - gamma) / G)),
                           sp.factor(sp.cancel((1 - gamma) * R / G))],
                          [gamma, t, r, n, BETA, *params])
-    return Phase(start, end, "ode", text, G, R, field=field)
+    return Phase(start, end, "ode", "ODE in gamma: dt/dgamma = 1/G, dr/dgamma = R/G", G, R,
+                 field=field)
 
 
 @lru_cache(maxsize=64)

@@ -83,9 +83,12 @@ def a_priori(field, c: arb, y, params, rho: float):
     return None
 
 
-def taylor(field, c: arb, y, params, K: int):
+def taylor(field, c: arb, y, params, K: int, passes=None):
     """Coefficients ``[y_k for k <= K]`` per component at ``c`` (Picard on series).
 
+    Iteration ``j`` makes coefficient ``j + 1`` exact; a triangular field
+    (component ``i`` depends on the components before it alone) is exact
+    after ``passes`` = its number of components, each at full length.
     Arb truncates transcendental series at ``flint.ctx.cap`` terms: the cap
     is raised to the length needed, and a series that comes back shorter
     than ``K + 1`` terms is an error, never zeros."""
@@ -93,8 +96,8 @@ def taylor(field, c: arb, y, params, K: int):
     cap = flint.ctx.cap
     flint.ctx.cap = K + 2
     try:
-        for j in range(K):
-            L = j + 2
+        for j in range(K if passes is None else passes):
+            L = j + 2 if passes is None else K + 1
             u = arb_series([c, 1], prec=L)
             ys = [arb_series(s.coeffs(), prec=L) for s in ys]
             F = [f if isinstance(f, arb_series) else arb_series([f], prec=L)   # constants
@@ -116,7 +119,7 @@ def _horner(coeffs, h):
 
 
 def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
-              max_steps: int = 4000, stop_above=None):
+              max_steps: int = 4000, stop_above=None, passes=None):
     """``(y(u1), steps, stopped)``: the state at ``u1`` enclosed, from
     ``y(u0) = y0``; each step's remainder at most ``tol`` relative to the
     state, Taylor polynomials of degree ``order``. With ``stop_above``, the
@@ -129,23 +132,11 @@ def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
         left = float((u1 - c).upper())
         if left <= 0:
             break
-        M, tries = None, 0
-        while M is None:
-            tries += 1
-            if rho < 1e-12:
-                raise Uncertified(f"no a priori enclosure near u = {float(c.mid()):.6g} "
-                                  f"(gamma = {1 - math.exp(-float(c.mid())):.6g})")
-            rho = min(rho, 4 * left / Q_MAX)
-            M = a_priori(field, c, y, params, rho)
-            if M is None:
-                rho /= 2
-        Mf = max(max(float(m) for m in M), 1e-300)
-        scale = max(1.0, max(float(v.abs_upper()) for v in y))
-        q = min(Q_MAX, (tol * scale * (1 - Q_MAX) / Mf) ** (1 / (K + 1)))
+        rho, M, q = _choose(field, c, y, params, rho, left, tol, K)
         last = q * rho >= left
         h = (u1 - c) if last else arb(q * rho)
         qb = h.abs_upper() / rho
-        coeffs = taylor(field, c, y, params, K)
+        coeffs = taylor(field, c, y, params, K, passes)
         tails = [m * qb ** (K + 1) / (1 - qb) for m in M]
         y = [_horner(cs, h) + arb(0, float(tl.upper()) * (1 + 1e-15))
              for cs, tl in zip(coeffs, tails, strict=True)]
@@ -159,5 +150,37 @@ def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
                 raise Uncertified(f"more than {max_steps} steps")
             break
         c = c + h
-        rho *= 2.0 if tries == 1 else 1.0
     return y, steps, False
+
+
+def _reach(M, y, tol: float, K: int) -> float:
+    """``q = |h|/rho`` with the tail :math:`M q^{K+1}/(1-q)` within ``tol`` (relative)."""
+    Mf = max(max(float(m) for m in M), 1e-300)
+    scale = max(1.0, max(float(v.abs_upper()) for v in y))
+    return min(Q_MAX, (tol * scale * (1 - Q_MAX) / Mf) ** (1 / (K + 1)))
+
+
+def _choose(field, c, y, params, rho: float, left: float, tol: float, K: int):
+    """``(rho, M, q)``: of the squares of half-side ``rho/2``, ``rho``, ``2 rho``
+    with an a priori enclosure, the one whose step ``q rho`` is longest
+    (halving ``rho`` until one is found). Near a singularity of the field a
+    larger square has a much larger ``M``: the step is chosen, not the square."""
+    rho = min(rho, 4 * left / Q_MAX)
+    while True:
+        if rho < 1e-12:
+            raise Uncertified(f"no a priori enclosure near u = {float(c.mid()):.6g} "
+                              f"(gamma = {1 - math.exp(-float(c.mid())):.6g})")
+        M = a_priori(field, c, y, params, rho)
+        if M is not None:
+            break
+        rho /= 2
+    best = (rho, M, _reach(M, y, tol, K))
+    for other in (rho / 2, 2 * rho):
+        if other > 4 * left / Q_MAX:
+            continue
+        Mo = a_priori(field, c, y, params, other)
+        if Mo is not None:
+            qo = _reach(Mo, y, tol, K)
+            if qo * other > best[2] * best[0]:
+                best = (other, Mo, qo)
+    return best
