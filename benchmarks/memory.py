@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/memory.py            # the three runs below (~5-10 min)
     .venv/bin/python benchmarks/memory.py --cold     # also the quick run with an empty cache
     .venv/bin/python benchmarks/memory.py --only trained-quick
+    .venv/bin/python benchmarks/memory.py --only full   # the whole report (~20-40 min)
 
 Each run is ``symdyn report ...`` in its own subprocess, started by a small
 Python wrapper that prints ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``
@@ -17,6 +18,8 @@ once the report has exited: the peak resident set of that run alone
   figures, ``--no-figures --no-phase-diagram --no-verify --no-design``
   (12 sentences; the full report with figures takes ~20 min on 2 cores, and
   the figures are not the trained models' memory); target 2 GB.
+* ``full`` (only with ``--only full``): the whole ``symdyn report``, every
+  section and figure; target 2 GB.
 * ``cold`` (with ``--cold``): ``trained-quick`` with an empty cache
   (``XDG_CACHE_HOME`` a new folder): the GGUF dequantized and written first.
 """
@@ -42,6 +45,7 @@ RUNS = {
     "quick": (["--quick"], None, 1 * GB),
     "trained-full": (NO_REST, None, 2 * GB),
     "cold": (["--quick", *NO_REST], 2.86 * GB, 1 * GB),
+    "full": ([], None, 2 * GB),
 }
 
 WRAPPER = """
@@ -73,7 +77,8 @@ def main():
     ap.add_argument("--cold", action="store_true", help="also the quick run with an empty cache")
     ap.add_argument("--only", nargs="+", choices=list(RUNS), help="run only these")
     args = ap.parse_args()
-    names = args.only or [n for n in RUNS if n != "cold" or args.cold]
+    names = args.only or [n for n in RUNS if n not in ("cold", "full") or
+                          (n == "cold" and args.cold)]
     print(f"{'run':>14} {'peak RSS':>10} {'baseline':>10} {'ratio':>7} {'target':>8} "
           f"{'within':>7} {'status':>7} {'time':>7}")
     for name in names:
