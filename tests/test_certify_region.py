@@ -125,3 +125,25 @@ def test_intervals_keep_the_sign_that_balls_lose():
     x = Interval(0.5, 0.75)
     assert math.isclose(float((x.exp() - x.exp()).lo), -(math.exp(0.75) - math.exp(0.5)),
                         rel_tol=1e-12)             # dependency: not 0, still an enclosure
+
+
+def test_the_phase_diagram_labels_n_with_plain_numbers():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    reg = C.region("post-ln before pre-ln", level="0.99", n=(8, 9), beta=(1, 1.25))
+    wide = C.region("post-ln before pre-ln", level="0.99", **FULL)
+    for r, expected in ((reg, {"8", "9"}), (wide, {"10", "100", "1000"})):
+        ax = r.plot()
+        ax.figure.canvas.draw()
+        labels = {t.get_text() for t in ax.get_xticklabels() if t.get_text()}
+        assert expected <= labels and not any("10^" in x or "times" in x for x in labels)
+        assert "pointwise dominance" in ax.get_title()
+        plt.close(ax.figure)
+    # control: matplotlib's own log labels over one decade read 8x10^0
+    _, ax = plt.subplots()
+    ax.set_xscale("log")
+    ax.set_xlim(8, 9)
+    ax.figure.canvas.draw()
+    assert any("times" in t.get_text() for t in ax.get_xticklabels(minor=True))
+    plt.close(ax.figure)

@@ -133,14 +133,27 @@ class Region:
                                        edgecolor="white", linewidth=0.3, alpha=0.8))
         for _, (wn, wb) in self.disproven:
             ax.plot([wn], [wb], "kx", markersize=4)
-        ax.set_xscale("log")
-        ax.set_xlim(*self.n)
+        _log_axis(ax, self.n)
         ax.set_ylim(*self.beta)
         ax.set_xlabel("$n$")
         ax.set_ylabel(r"$\beta$")
         ax.set_title(f"{self.claim}, level {self.level}\ngreen proven, red disproven "
-                     f"(x: witness), grey undecided", fontsize=8)
+                     f"(x: witness), grey undecided; {self.method}", fontsize=8)
         return ax
+
+
+def _log_axis(ax, lims):
+    """``n`` on a log axis with plain numbers (``8``, ``100``, not ``8x10^0``):
+    the decades' ticks over a wide range, five geometric ticks over a narrow one."""
+    from matplotlib import ticker
+    ax.set_xscale("log")
+    ax.set_xlim(*lims)
+    plain = ticker.FuncFormatter(lambda v, _: f"{v:.3g}" if v < 1000 else f"{v:.0f}")
+    if math.log10(lims[1] / lims[0]) < 1.5:
+        ax.xaxis.set_major_locator(ticker.FixedLocator(
+            [lims[0] * (lims[1] / lims[0]) ** (k / 4) for k in range(5)]))
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
 
 
 _CLAIM = re.compile(r"^\s*([\w.-]+)\s+before\s+([\w.-]+)\s*$")
