@@ -148,4 +148,4 @@ def test_a_ring_lost_in_a_finalizer_is_not_reported(monkeypatch):
 
 def test_control_without_the_quiet_hook_the_lost_ring_is_reported(monkeypatch):
     monkeypatch.setattr(budget, "quiet_rings", contextlib.nullcontext)
-    assert _unraisable_seen(monkeypatch) == [budget._Overrun]
+    assert _unraisable_seen(monkeypatch) == [budget.Overrun]

@@ -330,7 +330,7 @@ def test_control_a_kept_buffer_would_be_overwritten(monkeypatch):
     # without the copy of a rule's output that lives in a buffer, the next layer's
     # attention writes over its own input
     from symdyn.particles import layers
-    monkeypatch.setattr(layers._Attend, "holds", lambda self, x: False)
+    monkeypatch.setattr(layers.Attend, "holds", lambda self, x: False)
     X0 = sd.init.gaussian(6, 4, batch=2, seed=1)
     h, beta = 0.2, 1.5
     rule = _rules()["returns A"]

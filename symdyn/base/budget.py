@@ -82,7 +82,7 @@ def quiet_rings():
         sys.unraisablehook = previous
 
 
-class _Overrun(Ring):
+class Overrun(Ring):
     """Raised by the alarm; a BaseException so sympy's ``except Exception`` lets it pass."""
 
 
@@ -101,7 +101,7 @@ def arm(seconds: float) -> None:
 
 def _alarm(signum, frame):
     if getattr(_active, "on", False) and not in_cleanup(frame):
-        raise _Overrun
+        raise Overrun
 
 
 @contextmanager
@@ -124,7 +124,7 @@ def time_limit(what: str):
     try:
         with quiet_rings():
             yield
-    except _Overrun:
+    except Overrun:
         _active.on = False
         note_cut()
         raise ValueError(f"{what}: the derivation did not finish within {seconds:g} s "
@@ -157,7 +157,7 @@ def within(f, *args, otherwise, seconds=None):
     try:
         with quiet_rings():
             return call(f, *args)
-    except _Overrun:
+    except Overrun:
         overran = True
         note_cut()
         if not ours:

@@ -28,7 +28,7 @@ from .field import Field
 from .result import all_finite
 
 
-class _Attend:
+class Attend:
     """``A(y)`` of layer ``k``: the attention at ``beta`` of draw ``k``, into
     reused buffers (the ``i``-th call of a layer writes the ``i``-th one)."""
 
@@ -97,7 +97,7 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise
     x = theta * rad[..., None]
     out = {int(k): i for i, k in enumerate(layer_of)}
     members = np.arange(M)
-    attend = _Attend(w, beta, attention, theta.shape, theta.dtype, causal)
+    attend = Attend(w, beta, attention, theta.shape, theta.dtype, causal)
     at = _FieldAt(field, beta)
     update = s.layer.update
     on_sphere = bool(s.on_sphere)       # the rule returns unit tokens
