@@ -19,6 +19,7 @@ import symdyn as sd  # noqa: E402
 import symdyn.certify as C  # noqa: E402
 from symdyn.certify import dominance  # noqa: E402
 from symdyn.certify.interval import Interval  # noqa: E402
+from symdyn.certify.printer import compile_ball  # noqa: E402
 from symdyn.reduced.solve_crossing import crossing_time as float_crossing  # noqa: E402
 
 FULL = {"n": (2, 1024), "beta": (0, 16)}
@@ -147,3 +148,18 @@ def test_the_phase_diagram_labels_n_with_plain_numbers():
     ax.figure.canvas.draw()
     assert any("times" in t.get_text() for t in ax.get_xticklabels(minor=True))
     plt.close(ax.figure)
+
+
+def test_a_difference_of_square_roots_is_conjugated_before_intervals():
+    # nGPT against Pre-LN: d0 = (A - sqrt(S)) / ..., A^2 - S >= 0 in sympy
+    reg = C.region("ngpt before pre-ln", level="0.99", **FULL)
+    assert reg.proven and reg.boxes == 1
+    n_, b_ = sp.symbols("n_ b_", positive=True)
+    A = (n_ - 1) * sp.exp(b_) + 2          # A^2 - S = 2 (n - 1) e^b + 3 > 0
+    S = 2 * (n_ - 1) * sp.exp(b_) + (n_ - 1) ** 2 * sp.exp(2 * b_) + 1
+    naive, tidied = A - sp.sqrt(S), dominance.tidy(A - sp.sqrt(S))
+    assert sp.simplify(naive - tidied) == 0
+    at = [compile_ball(x, [n_, b_])(Interval(2, 1024), Interval(0, 16)) for x in (naive, tidied)]
+    assert at[0].lo < 0 < at[0].hi                   # control: the intervals lose the sign
+    assert at[1].lo > 0                              # conjugated: positive
+    assert _float("ngpt", 8, 1.0) < _float("pre-ln", 8, 1.0)

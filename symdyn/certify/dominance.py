@@ -58,7 +58,13 @@ def _gather(co):
     def sums(x):
         return sp.Mul(*[sp.collect(f, gamma, func=sp.factor) if f.is_Add else f
                         for f in sp.Mul.make_args(x)])
-    return sp.Mul(*[sums(sp.factor(f)) if f.is_Add else f for f in sp.Mul.make_args(co)])
+    return sp.Mul(*[sums(sp.factor(f)) if f.is_Add and not _rooted(f) else f
+                    for f in sp.Mul.make_args(co)])
+
+
+def _rooted(e: sp.Expr) -> bool:
+    """``e`` holds a fractional power (``factor`` would expand inside it)."""
+    return any(f.exp.is_Rational and not f.exp.is_Integer for f in e.atoms(sp.Pow))
 
 
 def tidy(e: sp.Expr) -> sp.Expr:
@@ -71,7 +77,24 @@ def tidy(e: sp.Expr) -> sp.Expr:
     if not e.is_Add:
         return e
     gens = sorted(e.atoms(sp.exp), key=sp.default_sort_key)
-    return sp.collect(sp.expand(e, deep=False), [*gens, gamma], func=_gather)
+    collected = sp.collect(sp.expand(e, deep=False), [*gens, gamma], func=_gather)
+    return _conjugate(sp.Add(*[_gather(a) for a in sp.Add.make_args(collected)]))
+
+
+def _conjugate(e: sp.Expr) -> sp.Expr:
+    """``X - c sqrt(Y)`` as ``(X^2 - c^2 Y) / (X + c sqrt(Y))`` (one square root
+    with a negative sign): the cancellation happens in sympy, not in the
+    intervals (``X^2 - c^2 Y`` simplified and tidied)."""
+    roots = [a for a in sp.Add.make_args(e) if a.could_extract_minus_sign()
+             and any(f.is_Pow and f.exp == sp.Rational(1, 2) for f in sp.Mul.make_args(-a))]
+    if not e.is_Add or len(roots) != 1:
+        return e
+    root = -roots[0]
+    X = e + root
+    if _rooted(X):
+        return e                                  # X itself has a root: left alone
+    num = sp.factor(sp.expand(X**2 - root**2))
+    return tidy(num) / (X + root)
 
 
 def pace(s):
