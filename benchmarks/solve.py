@@ -176,11 +176,26 @@ def one_member(rounds=9, calls=50):
     print(f"ratio {mine / theirs:.3f}   (target <= 1.05)\n")
 
 
+@contextlib.contextmanager
+def counting_rows(rows):
+    """Count the members of every right-hand-side evaluation (appended to ``rows``)."""
+    call = problem.ReducedRates.__call__
+
+    def counted(self, tt, *args):
+        rows.append(len(tt))
+        return call(self, tt, *args)
+    problem.ReducedRates.__call__ = counted
+    try:
+        yield
+    finally:
+        problem.ReducedRates.__call__ = call
+
+
 def fixed_costs(before=None):
     N, B = grid()
     rng = np.random.default_rng(1)
     f = sd.stable_system("post-ln").rates("numpy")[0]
-    print(f"{'members':>8}{'solve':>10}{'per eval':>10}{'RHS':>9}{'x RHS':>7}"
+    print(f"{'members':>8}{'active':>8}{'solve':>10}{'per eval':>10}{'RHS':>9}{'x RHS':>7}"
           f"{'diag. on':>11}{'x now':>7}{'stacked ivp':>13}{'x now':>7}"
           + (f"{'before':>10}{'x now':>7}" if before else ""))
     for M in (1000, 3000, 10000):
@@ -191,6 +206,10 @@ def fixed_costs(before=None):
             return sd.solve("post-ln", n=n, beta=beta, gamma0=0.0, t=[T_END])
 
         t_now, tr = best(run)
+        rows = []
+        with counting_rows(rows):
+            run()
+        active = np.mean(rows)
         with diagnostics_always():
             t_old, old = best(run)
         assert np.array_equal(old.log_epsilon, tr.log_epsilon)
@@ -198,14 +217,16 @@ def fixed_costs(before=None):
         t_rhs = best(lambda state=state: f(*state), 20)[0]
         t_ivp, sol = best(lambda n=n, beta=beta: stacked_solve_ivp(n, beta), 1)
         per = t_now / tr.nfev
-        print(f"{M:>8}{t_now:>9.3f}s{per * 1e6:>8.0f}us{t_rhs * 1e6:>7.0f}us"
+        print(f"{M:>8}{active:>8.0f}{t_now:>9.3f}s{per * 1e6:>8.0f}us{t_rhs * 1e6:>7.0f}us"
               f"{per / t_rhs:>6.1f}x{t_old:>10.3f}s{t_old / t_now:>6.1f}x"
               f"{t_ivp:>12.3f}s{t_ivp / t_now:>6.1f}x", end="")
         if before:
             old = per_eval_in(before, n, beta)
             print(f"{old * 1e6:>8.0f}us{old / per:>6.1f}x", end="")
         print()
-    print("x RHS: solve time per evaluation / the compiled right-hand side's time "
+    print("active: the mean count of members an evaluation holds (finished members "
+          "leave the batch); x RHS: solve time per evaluation / the compiled right-hand "
+          "side's time on all the members "
           "(target <= 3); x now: that time / the solve's; diag. on: the solve with the "
           "per-member diagnostics of every evaluation; before: per evaluation in --before")
 
