@@ -1,9 +1,10 @@
 """The causal long run's speed-ups (issue 38 item 4; benchmarks/causal_long_run.py).
 
-* ``rosenbrock.BLAS_THREADS = 1``: the inversion on one BLAS thread equals
-  numpy's on the library's threads (within 1e-12 relative) and leaves the
-  thread count as it found it. Control: a W changed in one entry by 1e-6
-  gives an inverse farther than that.
+* ``rosenbrock.BLAS_THREADS = 1``: the LU solves of ``W x = b`` on one BLAS
+  thread equal ``numpy.linalg.solve`` on the library's threads (within 1e-12
+  relative), leave the thread count as they found it, and give NaN for a
+  singular or non-finite ``W``. Control: a W changed in one entry by 1e-6
+  gives a solution farther than that.
 * ``stiffness.MAX_WAIT``: a causal Post-LN run (n = 12, d = 3, beta = 9, two
   seeds, to t = 1e5) with the capped wait reports the labels and events of the
   unbounded wait (the run before the cap), with fewer evaluations: the two
@@ -26,19 +27,26 @@ def _blas_threads():
     return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
 
 
-def test_one_thread_inverse_is_the_inverse(monkeypatch):
-    W = np.eye(96) + 0.05 * np.random.default_rng(0).normal(size=(2, 96, 96))
+def test_one_thread_lu_solves(monkeypatch):
+    rng = np.random.default_rng(0)
+    W = np.eye(96) + 0.05 * rng.normal(size=(3, 96, 96))
+    W[1, 7] = 0.0                            # singular
+    W[2, 0, 0] = np.nan                      # not finite
+    b = rng.normal(size=(3, 96))
     before = _blas_threads()
-    one = rosenbrock._inverse(W)
+    with rosenbrock._few_threads():
+        assert set(_blas_threads()) == {1}
+        one = rosenbrock._factor(W)(b)
     assert _blas_threads() == before
+    exact = np.linalg.solve(W[0], b[0])      # numpy on the library's threads
+    assert np.abs(one[0] - exact).max() <= 1e-12 * np.abs(exact).max()
+    assert np.isnan(one[1:]).all()           # those steps are rejected
     monkeypatch.setattr(rosenbrock, "BLAS_THREADS", None)
-    many = rosenbrock._inverse(W)
-    scale = np.abs(many).max()
-    assert np.abs(one - many).max() <= 1e-12 * scale
-    assert np.abs(one @ W - np.eye(96)).max() < 1e-12
-    V = W.copy()
-    V[0, 3, 5] += 1e-6                       # control: another W, another inverse
-    assert np.abs(rosenbrock._inverse(V) - one).max() > 1e-8 * scale
+    many = rosenbrock._factor(W)(b)
+    assert np.abs(many[0] - exact).max() <= 1e-12 * np.abs(exact).max()
+    V = W[:1].copy()
+    V[0, 3, 5] += 1e-6                       # control: another W, another solution
+    assert np.abs(rosenbrock._factor(V)(b[:1])[0] - exact).max() > 1e-9
 
 
 def _run(beta=9.0):

@@ -17,8 +17,8 @@ is bounded by :math:`|h\\lambda| \\lesssim 6` for every eigenvalue
 :math:`\\lambda` of the Jacobian, the step is set by accuracy alone:
 contracting modes (:math:`\\mathrm{Re}\\,\\lambda \\ll 0`) are damped for
 any ``h``. Each step costs four evaluations of ``f``, the Jacobian by
-forward differences (``dim + 1`` evaluations, batched into one call) and a
-``dim x dim`` inversion per member, so :mod:`symdyn.ode.integrate` uses it only
+forward differences (``dim + 1`` evaluations, batched into one call) and an
+LU factorization of ``dim x dim`` per member, so :mod:`symdyn.ode.integrate` uses it only
 where the explicit steps are stability-limited and ``dim`` is moderate.
 
 Layer 1, ode.
@@ -26,7 +26,11 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
+from scipy.linalg.lapack import dgetrf as getrf
+from scipy.linalg.lapack import dgetrs as getrs
 from threadpoolctl import ThreadpoolController
 
 ORDER = 3
@@ -102,9 +106,14 @@ def step(f, t, y, fy, h, t_new, args, J, ft):
     derivative. Returns ``(y_new, error, f_new)``: the 3rd-order solution, the
     difference to the embedded 2nd-order one, and ``f(t_new, y_new)``.
     """
+    with _few_threads():
+        return _step(f, t, y, fy, h, t_new, args, J, ft)
+
+
+def _step(f, t, y, fy, h, t_new, args, J, ft):
     m, dim = y.shape
     hh = h[:, None]
-    Winv = _inverse(np.eye(dim) - (GAMMA * h)[:, None, None] * J)
+    solve = _factor(np.eye(dim) - (GAMMA * h)[:, None, None] * J)
     k = []
     for i in range(STAGES):
         if i == 0:
@@ -116,43 +125,47 @@ def step(f, t, y, fy, h, t_new, args, J, ft):
         if i:
             gk = sum(G[i, j] * k[j] for j in range(i))
             rhs = rhs + hh * np.einsum("mij,mj->mi", J, gk)
-        k.append(np.einsum("mij,mj->mi", Winv, rhs))
+        k.append(solve(rhs))
     y_new = y + sum(B[i] * k[i] for i in range(STAGES))
     error = sum((B[i] - B_HAT[i]) * k[i] for i in range(STAGES))
     return y_new, error, f(t_new, y_new, *args)
 
 
-#: BLAS threads of the inversion (``None``: the library's own count). A few
-#: ``dim <= MAX_DIM`` matrices gain nothing from more threads, and on shared
-#: cores OpenBLAS's spinning threads took most of the run: the causal Post-LN
-#: run of ``benchmarks/causal_long_run.py`` spent 74 CPU s (126 s wall) with
-#: the default threads, 10 CPU s with one; and the threads' order of summation
-#: changed its trajectory (106,668 against 106,031 evaluations).
+#: BLAS threads of the linear algebra (``None``: the library's own count). A
+#: few ``dim <= MAX_DIM`` matrices gain nothing from more threads, and on
+#: shared cores OpenBLAS's spinning threads took most of the run: the causal
+#: Post-LN run of ``benchmarks/causal_long_run.py`` spent 74 CPU s (126 s
+#: wall) inverting with the default threads, 10 CPU s with one; and the
+#: threads' order of summation changed its trajectory (106,668 against
+#: 106,031 evaluations).
 BLAS_THREADS = 1
 _THREADS = ThreadpoolController()
 
 
-def _inverse(W):
-    """``W^-1`` per member (on :data:`BLAS_THREADS` threads); NaN for a member
-    whose ``W`` is not finite or is singular (its step is then rejected like
-    any non-finite step)."""
+def _factor(W):
+    """``b -> W^{-1} b`` per member, by LU factors (LAPACK ``getrf`` once,
+    ``getrs`` four times a step: 0.24 ms against 0.55 ms for the inverses of
+    two 96 x 96 matrices, one thread); NaN rows for a member whose ``W`` is
+    not finite or is singular (its step is then rejected like any non-finite
+    step). Call it, and its solver, inside :func:`_few_threads`."""
+    factors = [None] * len(W)
+    for i in np.flatnonzero(np.isfinite(W).all(axis=(1, 2))):
+        lu, piv, info = getrf(W[i])
+        if info == 0:                        # > 0: singular
+            factors[i] = lu, piv
+
+    def solve(b):
+        out = np.full_like(b, np.nan)
+        for i, f in enumerate(factors):
+            if f is not None:
+                out[i] = getrs(*f, b[i])[0]
+        return out
+    return solve
+
+
+def _few_threads():
+    """The BLAS thread limit of :data:`BLAS_THREADS` (none with ``None``)."""
     if BLAS_THREADS is None:
-        return _inverse_here(W)
-    with _THREADS.limit(limits=BLAS_THREADS, user_api="blas"):
-        return _inverse_here(W)
+        return contextlib.nullcontext()
+    return _THREADS.limit(limits=BLAS_THREADS, user_api="blas")
 
-
-def _inverse_here(W):
-    bad = ~np.isfinite(W).all(axis=(1, 2))
-    W = np.where(bad[:, None, None], np.eye(W.shape[1]), W)
-    try:
-        inv = np.linalg.inv(W)
-    except np.linalg.LinAlgError:
-        inv = np.empty_like(W)
-        for i, w in enumerate(W):
-            try:
-                inv[i] = np.linalg.inv(w)
-            except np.linalg.LinAlgError:
-                bad[i] = True
-    inv[bad] = np.nan
-    return inv
