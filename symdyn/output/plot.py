@@ -28,12 +28,14 @@ from ..base.checks import shown
 from ..model.baseline import resolve as resolve_scheme
 from ..model.registry import SchemeLike, parameter_text, parameter_values
 from ..model.registry import schemes as builtin_names
+from .meanfield_plot import mean_field_density, mean_field_order, mean_field_title
 from .page import figure, finish, legend, save, wrap
 from .style import BAND_MIN_RUNS, BASELINE, PAPER, WIDTHS, label, paper_style, style
 
 #: sd.plot: the plots, and the page's and the style's helpers a user composes them with
 __all__ = ["bands", "coinciding", "compare", "energy", "horizon", "simulation", "trajectory",
-           "triptych", "figure", "finish", "legend", "save", "wrap", "BAND_MIN_RUNS",
+           "triptych", "mean_field_density", "mean_field_order", "mean_field_title",
+           "figure", "finish", "legend", "save", "wrap", "BAND_MIN_RUNS",
            "BASELINE", "PAPER", "WIDTHS", "label", "paper_style", "style"]
 
 

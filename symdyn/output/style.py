@@ -101,8 +101,18 @@ def paper_style():
     """
     import matplotlib
 
-    with matplotlib.rc_context(PAPER):
-        yield
+    # Interactive mode is kept as the block left it: a backend first resolved
+    # inside (Jupyter's inline one) turns it on, and the context's restoring it
+    # off would hide every later figure of the notebook.
+    live = matplotlib.is_interactive()
+    try:
+        with matplotlib.rc_context(PAPER):
+            try:
+                yield
+            finally:
+                live = matplotlib.is_interactive()
+    finally:
+        matplotlib.interactive(live)
 
 
 def label(scheme: SchemeLike) -> str:
