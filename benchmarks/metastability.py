@@ -10,6 +10,12 @@ Run: ``python benchmarks/metastability.py [--quick] [--figure PREFIX]``.
    64, 100}, DOP853 at rtol 1e-6, to t = 100; measured = the count at the
    first output time after the count's peak at which every cluster holds at
    least 1% of the tokens. Mean +- standard error of the 3 seeds.
+1b. (``--s2``: this part alone) The same on S^2 (d = 3, n = 400, seeds
+   0-2, beta in {4, 8, 16, 32, 64}): the fastest degree l*(beta) of the
+   zonal rates, and per seed the local maxima of the start's degree-l*
+   pattern sum_i P_l*(<x, x_i>) (what the linearization amplifies; on the
+   circle the same pattern has exactly k* maxima, on S^2 the count depends on
+   the start) against the count measured as in 1.
 2. First merge time of k point clusters (m = 4 tokens each, jitter 1e-3,
    seeds 0-2) on the circle and on S^2, k = 2 at angle pi/2 and k = 3
    equally spaced: the slope of log T in beta (least squares over the seeds'
@@ -45,6 +51,18 @@ def modes(betas, n, seeds):
               f"{got.tolist()}  "
               f"({rows[-1][4]:.0f} s)", flush=True)
     return rows
+
+
+def sphere_modes(betas, n, seeds):
+    """Part 1b: l*(beta) and the start's pattern maxima against the measured count."""
+    for b in betas:
+        t0 = time.perf_counter()
+        degree = ms.fastest_degree(b)
+        pred = np.array([ms.pattern_maxima(x, degree) for x in ms.uniform_sphere(n, seeds)])
+        got = ms.first_clusters(b, n=n, seeds=seeds, d=3)
+        print(f"  beta {b:6.1f}  l* {degree:3d}  pattern maxima {pred.tolist()}  measured "
+              f"{got.tolist()}  measured / predicted {np.mean(got / pred):.2f}  "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
 
 
 def merges(k, d, betas, seeds=(0, 1, 2)):
@@ -129,7 +147,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="n = 200, three betas")
     ap.add_argument("--figure", default=None, help="write PREFIX_predictions.png")
+    ap.add_argument("--s2", action="store_true", help="part 1b (S^2) alone")
     a = ap.parse_args()
+    if a.s2:
+        print("1b. S^2: fastest degree l*(beta), the start's pattern maxima, measured")
+        sphere_modes([4.0, 8.0, 16.0, 32.0, 64.0], 400, (0, 1, 2))
+        return
     betas = [4.0, 16.0, 64.0] if a.quick else [4.0, 8.0, 16.0, 32.0, 64.0, 100.0]
     n = 200 if a.quick else 400
     print(f"1. clusters first formed vs fastest mode k*(beta) (n = {n}, seeds 0-2)")

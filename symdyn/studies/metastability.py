@@ -28,7 +28,7 @@ import numpy as np
 from scipy.integrate import quad
 
 from ..base.checks import integer, number
-from ..meanfield.stability import mean_field_rates
+from ..meanfield.stability import growth_rate, mean_field_rates
 from ..particles import clusters
 from ..particles.simulation import simulate
 
@@ -39,6 +39,37 @@ def fastest_mode(beta: float) -> int:
     b = number(beta, "beta", 0, low_open=True)
     ks = np.arange(1, int(4 * np.sqrt(b)) + 9)
     return int(ks[np.argmax(mean_field_rates(ks, b))])
+
+
+def fastest_degree(beta: float, d: int = 3) -> int:
+    """``l*``: the degree l >= 1 of the largest linear growth rate of the uniform
+    law on S^{d-1} (softmax, no noise; :func:`sd.growth_rate
+    <symdyn.meanfield.stability.growth_rate>`, the zonal modes' rates),
+    searched over ``l <= 4 sqrt(beta) + 8``; ``d = 2`` is :func:`fastest_mode`."""
+    b = number(beta, "beta", 0, low_open=True)
+    ls = np.arange(1, int(4 * np.sqrt(b)) + 9)
+    return int(ls[np.argmax(growth_rate(ls, b, d=integer(d, "d", 2)))])
+
+
+def pattern_maxima(X0, degree: int, points: int = 8000) -> int:
+    """The local maxima of the start's degree-``l`` pattern on S^2, the part of
+    the empirical law the linearization amplifies (addition theorem):
+    :math:`f(x) = \\sum_i P_l(\\langle x, x_i\\rangle)`, on ``points``
+    Fibonacci points, a maximum where ``f`` exceeds its 6 nearest neighbours.
+    On the circle the same pattern, :math:`\\sum_i \\cos k(\\phi - \\phi_i)`, has
+    exactly ``k`` maxima; on S^2 the count depends on the start."""
+    from scipy.spatial import cKDTree
+    from scipy.special import eval_legendre
+    X0 = clusters.directions(X0)
+    if X0.ndim != 2 or X0.shape[1] != 3:
+        raise ValueError(f"X0 must have shape (n, 3), got {X0.shape}")
+    k = np.arange(points) + 0.5
+    z, phi = 1 - 2 * k / points, np.pi * (1 + 5**0.5) * k
+    rho = np.sqrt(1 - z * z)
+    grid = np.stack([rho * np.cos(phi), rho * np.sin(phi), z], -1)
+    f = eval_legendre(integer(degree, "degree", 1), np.clip(grid @ X0.T, -1, 1)).sum(-1)
+    near = cKDTree(grid).query(grid, k=7)[1][:, 1:]
+    return int(np.count_nonzero(f > f[near].max(axis=1)))
 
 
 def expected_renyi_centres(n: int, delta: float) -> float:
@@ -147,12 +178,19 @@ def formed(labels, t, share: float = 0.01) -> int:
     return int(counts[np.argmax(ok)]) if ok.any() else -1
 
 
-def first_clusters(beta, n=400, seeds=(0, 1, 2), t_max=100.0, rtol=1e-6):
-    """The clusters that first form from a uniform start on the circle, per
-    seed: :func:`formed` on a run (Post-LN, softmax, DOP853 at ``rtol``; 50
-    geometric output times from 0.5 to ``t_max``)."""
+def uniform_sphere(n: int, seeds, d: int = 3) -> np.ndarray:
+    """``n`` i.i.d. uniform tokens on S^{d-1} per seed (len(seeds), n, d)."""
+    X = np.stack([np.random.default_rng(s).normal(size=(n, d)) for s in seeds])
+    return X / np.linalg.norm(X, axis=-1, keepdims=True)
+
+
+def first_clusters(beta, n=400, seeds=(0, 1, 2), t_max=100.0, rtol=1e-6, d=2):
+    """The clusters that first form from a uniform start on the circle (``d =
+    3``: :func:`uniform_sphere`), per seed: :func:`formed` on a run (Post-LN,
+    softmax, DOP853 at ``rtol``; 50 geometric output times from 0.5 to ``t_max``)."""
     t = np.geomspace(0.5, t_max, 50)
-    sim = simulate("post-ln", uniform_circle(n, seeds), beta=beta, t=t, rtol=rtol,
+    X0 = uniform_circle(n, seeds) if d == 2 else uniform_sphere(n, seeds, d)
+    sim = simulate("post-ln", X0, beta=beta, t=t, rtol=rtol,
                    atol=rtol * 1e-2, save_x=True, method="dop853")
     labels = clusters.cluster_labels(sim.X, sim.cluster_threshold)
     return np.array([formed(lab, t) for lab in labels])
