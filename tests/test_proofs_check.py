@@ -229,7 +229,7 @@ def test_region_certificates_prove_and_a_reversed_claim_fails():
     claim = ("post-ln before pre-ln", "0.9", (8, 9), (1, 1.25))
     r = certified.regions([claim])
     assert (r.verdict, r.kind) == ("PASS", "certified") and r.evidence[0]["proven"] > 0
-    assert "not certified over the paper's range" in r.notes[0]
+    assert "pointwise dominance" in r.notes[0]
     bad = certified.regions([("pre-ln before post-ln",) + claim[1:]])
     assert bad.verdict == "FAIL" and bad.evidence[0]["disproven"] > 0
 
