@@ -138,7 +138,7 @@ class Region:
         ax.set_xlabel("$n$")
         ax.set_ylabel(r"$\beta$")
         ax.set_title(f"{self.claim}, level {self.level}\ngreen proven, red disproven "
-                     f"(x: witness), grey undecided; {self.method}", fontsize=8)
+                     f"(x: witness), grey undecided\n{self.method}", fontsize=8)
         return ax
 
 
