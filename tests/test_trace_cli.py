@@ -60,6 +60,15 @@ def test_solve_keeps_its_provenance_as_comment_lines(capsys):
     assert _csv(other)["gamma"].iloc[-1] != table["gamma"].iloc[-1]
 
 
+def test_a_custom_solve_names_its_law_and_parameter_values(capsys):
+    argv = ["solve", "custom", "--speed", "A_norm/(1 + c*t)", "--n", "8", "--beta", "1",
+            "--gamma0", "0", "--t-max", "2", "--points", "2"]
+    head = _header(_run(capsys, *argv, "--param", "c=0.5"))
+    assert (head["scheme"], head["speed"], head["param"]) == ("custom", "A_norm/(1 + c*t)",
+                                                              "c=0.5")
+    assert _header(_run(capsys, *argv, "--param", "c=2"))["param"] == "c=2"     # control
+
+
 def test_solve_json_carries_the_provenance(capsys):
     import json
     out = json.loads(_run(capsys, "solve", "post-ln", "--n", "8", "--beta", "1", "--gamma0",

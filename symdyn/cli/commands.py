@@ -126,15 +126,19 @@ def solve_command(args) -> str:
                            "beta": value(args.beta), "gamma0": value(args.gamma0),
                            "r0": args.r0, "provenance": json.loads(tr.provenance.to_json()),
                            "columns": head, "rows": rows}, indent=1)
-    return "\n".join(solve_header(tr, args.gamma0, args.r0, several)
+    return "\n".join(solve_header(tr, args, several)
                      + [",".join(head)] + [",".join(row) for row in rows])
 
 
-def solve_header(tr, gamma0, r0, several: bool) -> list[str]:
+def solve_header(tr, args, several: bool) -> list[str]:
     """``# name: value`` lines of a solve: its provenance (scheme, parameters,
-    n, beta, attention, tolerances, version), the starts and what a row is."""
+    n, beta, attention, tolerances, version), a custom scheme's laws and the
+    values of free parameters (``--param``), the starts and what a row is."""
     p = tr.provenance
-    rows = [*p.summary(), ("gamma0", ", ".join(f"{g:g}" for g in gamma0)), ("r0", f"{r0:g}"),
+    laws = [("speed", args.speed), ("radial", args.radial)] if args.scheme == "custom" else []
+    rows = [*p.summary()[:2], *[(k, v) for k, v in laws if v],
+            *([("param", ", ".join(args.param))] if args.param else []), *p.summary()[2:],
+            ("gamma0", ", ".join(f"{g:g}" for g in args.gamma0)), ("r0", f"{args.r0:g}"),
             ("rows", "one per (n, beta, gamma0) and time, led by them" if several
              else "one per time")]
     return [f"# {k}: {v}" for k, v in rows]
