@@ -163,3 +163,15 @@ def test_a_difference_of_square_roots_is_conjugated_before_intervals():
     assert at[0].lo < 0 < at[0].hi                   # control: the intervals lose the sign
     assert at[1].lo > 0                              # conjugated: positive
     assert _float("ngpt", 8, 1.0) < _float("pre-ln", 8, 1.0)
+
+
+@pytest.mark.parametrize("level, gamma0", [("0.999999", 0), ("0.5", 0), ("0.99", "0.3")])
+def test_edges_a_level_near_one_and_a_later_common_start(level, gamma0):
+    d = dominance.difference("post-ln", "pre-ln", level, n=8, beta=1, gamma0=gamma0,
+                             pieces=128)
+    g0 = float(gamma0)
+    floats = [float(float_crossing(s, 8, 1.0, float(level), gamma0=g0, rtol=1e-11, atol=1e-12))
+              for s in ("post-ln", "pre-ln")]
+    assert d.lo < floats[1] - floats[0] < d.hi and d.lo > 0
+    if gamma0 == 0:                               # region starts at gamma0 = 0, r0 = 1
+        assert C.region("post-ln before pre-ln", level=level, **FULL).proven
