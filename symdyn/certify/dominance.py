@@ -173,15 +173,17 @@ def difference(a, b, level, *, n, beta, gamma0=0, r0=1, pieces=32, prec=53):
             width = e - c
             diffs, rs = [], []
             for j, pf in enumerate((paf, pbf)):
-                step = width * pf(g, rb0, nb, bb)       # q over P: Q + [0, |P|] p(P)
+                step = width * Interval.of(pf(g, rb0, nb, bb))   # q on P: Q + [0, |P|] p(P)
                 q = Q[j].hull(Q[j] + step)
                 Q[j] = Q[j] + step
                 diffs.append(rb0 * q.expm1())
                 rs.append(rb0 * q.exp())
-            if not (waf(g, rs[0], nb, bb).lo > 0 and wbf(g, rs[1], nb, bb).lo > 0):
+            paces = (Interval.of(waf(g, rs[0], nb, bb)), Interval.of(wbf(g, rs[1], nb, bb)))
+            if not (paces[0].lo > 0 and paces[1].lo > 0):    # G > 0: gamma increases
                 return None
             vals = (g, rs[0], rs[1], rb0, nb, bb)
-            d = (0 if zero else d0f(*vals)) + diffs[1] * DBf(*vals) + diffs[0] * DAf(*vals)
+            d = (Interval(0) if zero else Interval.of(d0f(*vals))) + diffs[1] * DBf(*vals) \
+                + diffs[0] * DAf(*vals)
             total = total + width * d
             c = e
         return None if total.lo.is_nan() or total.hi.is_nan() else total
