@@ -25,6 +25,7 @@ from ..particles.result import Simulation
 from ..particles.simulation import simulate
 from ..reduced.solve_result import Trajectory
 from ..reduced.solver import solve
+from ..studies.sweeps import sweep
 from ..trained.fits import Fit
 from ..trained.trace import LayerTrace
 
@@ -61,8 +62,8 @@ def rerun(result, scheme=None, weights=None):
     call, bit-identical arrays. ``scheme`` (a custom scheme) and ``weights``
     (weights given as arrays) supply what a registry name cannot."""
     if "provenance" in getattr(result, "attrs", {}):          # a sweep's table
-        from ..studies.sweep_table import rerun as rerun_sweep
-        return rerun_sweep(result, scheme)
+        from ..studies.sweep_table import rerun as rerun_sweep  # pandas, on use
+        return rerun_sweep(result, sweep, scheme)
     p = result.provenance
     if p is None:
         raise ValueError("rerun: the result has no provenance")

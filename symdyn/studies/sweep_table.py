@@ -65,18 +65,13 @@ class SweepTable(pd.DataFrame):
         table.attrs.update(attrs["attrs"], provenance=provenance.to_json())
         return table
 
-    def rerun(self, scheme=None, executor="serial", workers=None) -> SweepTable:
-        """The same sweep again (:func:`rerun`)."""
-        return rerun(self, scheme, executor, workers)
 
-
-def rerun(table, scheme=None, executor="serial", workers=None) -> SweepTable:
+def rerun(table, sweep, scheme=None, executor="serial", workers=None) -> SweepTable:
     """The sweep that made ``table`` (a table of ``sd.sweep``, or a DataFrame
-    cut from one: its ``attrs`` keep the provenance) run again, whole.
-    ``executor``, ``workers``: as :func:`~symdyn.studies.sweeps.sweep`'s;
-    ``scheme``: the grid's schemes, in order, when it held custom ones."""
-    from .sweeps import sweep
-
+    cut from one: its ``attrs`` keep the provenance) run again, whole, by
+    ``sweep`` (:func:`~symdyn.studies.sweeps.sweep`, handed in: that module
+    imports this one). ``executor``, ``workers``: as ``sweep``'s; ``scheme``:
+    the grid's schemes, in order, when it held custom ones."""
     opts = dict(Provenance.from_json(table.attrs["provenance"]).options)
     grid = dict(opts.pop("grid"))
     if "scheme" in grid:
