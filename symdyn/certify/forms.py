@@ -17,7 +17,10 @@ two forms, nothing typed per scheme:
   :math:`dt/d\\gamma = 1/G`, :math:`dr/d\\gamma = R/G`; when
   :math:`R/(G r)` is free of ``r`` and ``t`` (Pre-LN, Peri-LN) it is the
   nested quadrature :math:`r = r_0\\exp\\int g/f`,
-  :math:`T = \\int r/f\\,d\\gamma`. Integrated by :mod:`symdyn.certify.taylor`.
+  :math:`T = \\int r/f\\,d\\gamma`, integrated in the state :math:`(t, q)`,
+  :math:`r = r_0 e^q` (triangular: :math:`dq/du` is free of the state,
+  :math:`dt/du` depends on :math:`q` alone). Integrated by
+  :mod:`symdyn.certify.taylor`.
 
 Layer 3, certify.
 """
