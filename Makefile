@@ -86,9 +86,10 @@ test-loaded: lint
 SIMD_OFF := X86_V3 X86_V4 AVX512_ICL AVX512_SPR
 test-simd-off: $(STAMP)
 	@if [ "$$(uname -m)" = x86_64 ]; then \
-	  NPY_DISABLE_CPU_FEATURES="$(SIMD_OFF)" $(BIN)/python -m pytest -q tests/test_arithmetic.py \
-	    tests/test_scalar.py tests/test_solve.py tests/test_integrate.py tests/test_sweep.py \
-	    tests/test_particles.py tests/test_cli.py; \
+	  NPY_DISABLE_CPU_FEATURES="$(SIMD_OFF)" $(BIN)/python -m pytest -q \
+	    tests/base/test_arithmetic.py tests/ode/test_scalar.py tests/reduced/test_solve.py \
+	    tests/ode/test_integrate.py tests/studies/test_sweep.py \
+	    tests/particles/test_particles.py tests/cli/test_cli.py; \
 	else echo "test-simd-off: x86-64 only (here $$(uname -m))"; fi
 
 verify: $(STAMP)

@@ -1,5 +1,5 @@
 """The noisy layers: cost per layer against the deterministic ones, and (with
-``--seeds N``) the statistical tests of tests/test_noise.py over N seeds.
+``--seeds N``) the statistical tests of tests/particles/test_noise.py over N seeds.
 
     python benchmarks/noise.py              # ratio noisy / deterministic per layer
     python benchmarks/noise.py --seeds 20   # z-scores of the statistical tests, 20 seeds

@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/notebooks.py [NAME ...]`` (default: every notebook
 in ``notebooks/``). Each notebook runs in a fresh kernel as in
-``tests/test_notebooks.py`` (which only checks that it runs, with a cell
+``tests/repo/test_notebooks.py`` (which only checks that it runs, with a cell
 timeout as a hang guard). Printed per notebook: the wall time, the kernel's
 CPU time (its process's user + system time, read once it has exited), the
 budget (120 s, the bound the test suite once asserted) and wall / budget; a

@@ -3,7 +3,13 @@ import sys
 
 from hypothesis import HealthCheck, settings
 
-sys.path.insert(0, os.path.dirname(__file__))
+TESTS = os.path.dirname(os.path.abspath(__file__))
+# the helpers at tests/ (layout, direct, trained_helpers, busy) and the test
+# modules of every folder (tests/<subpackage>/), importable by their names
+for folder in sorted(os.listdir(TESTS), reverse=True):
+    if os.path.isdir(os.path.join(TESTS, folder)) and folder not in ("reference", "__pycache__"):
+        sys.path.insert(0, os.path.join(TESTS, folder))
+sys.path.insert(0, TESTS)
 
 # No wall clock: no per-example deadline, and the "too slow" health check
 # (data generation timed against the clock) off, so a busy machine passes.

@@ -1,6 +1,6 @@
 """The shape of the package, measured from its source (the AST, nothing imported).
 
-    python tests/layout.py        # prints the figures; tests/test_layout.py asserts them
+    python tests/layout.py        # prints the figures; tests/repo/test_layout.py asserts them
 
 * **modules**: every ``.py`` file under ``symdyn/`` (a subpackage's
   ``__init__.py`` is a module);

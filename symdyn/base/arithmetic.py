@@ -21,7 +21,7 @@ So both paths evaluate every non-IEEE operation with the *same numpy ufunc*
   Python float (so the arithmetic in between stays in fast Python floats);
 * :func:`power` is the integrators' step-size power, for both paths.
 
-``tests/test_arithmetic.py`` checks this on any CPU: with numpy's ``exp``
+``tests/base/test_arithmetic.py`` checks this on any CPU: with numpy's ``exp``
 and ``power`` replaced by versions that round differently (as AVX-512's do),
 a member alone still equals the batch, and the old ``math.exp`` path does not.
 

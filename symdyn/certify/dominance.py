@@ -115,7 +115,7 @@ def pace(s):
 
 
 @lru_cache(maxsize=32)
-def _certificate(a, b, r0=ONE):
+def certificate(a, b, r0=ONE):
     """Compiled ``(d0, D_A, D_B, w_A, w_B, p_A, p_B, d0 == 0)`` at the start's
     radius ``r0`` (exact), or None (no pointwise form)."""
     pa, pb = pace(a), pace(b)
@@ -138,7 +138,7 @@ def _certificate(a, b, r0=ONE):
 
 def applies(a, b) -> bool:
     """Both schemes have the pointwise form (autonomous, one phase, ``p`` free of ``r``)."""
-    return _certificate(get_scheme(a), get_scheme(b)) is not None
+    return certificate(get_scheme(a), get_scheme(b)) is not None
 
 
 def difference(a, b, level, *, n, beta, gamma0=0, r0=1, pieces=32, prec=53):
@@ -156,7 +156,7 @@ def difference(a, b, level, *, n, beta, gamma0=0, r0=1, pieces=32, prec=53):
         raise ValueError(f"r0: a scheme that starts on the sphere has r0 = 1, got {r0!r}")
     if not r0x > 0:
         raise ValueError(f"r0: must be > 0, got {r0!r}")
-    cert = _certificate(sa, sb, sp.Rational(r0x.numerator, r0x.denominator))
+    cert = certificate(sa, sb, sp.Rational(r0x.numerator, r0x.denominator))
     if cert is None:
         return None
     d0f, DAf, DBf, waf, wbf, paf, pbf, zero = cert

@@ -26,7 +26,7 @@ exit status:
   3    internal error (a bug: set SYMDYN_TRACEBACK=1 for the traceback)
   130  interrupted (Ctrl-C)"""
 
-#: Example lines per command (``tests/test_cli.py`` runs the quick ones).
+#: Example lines per command (``tests/cli/test_cli.py`` runs the quick ones).
 EXAMPLES = {
     "schemes": ["symdyn schemes"],
     "derive": ["symdyn derive pre-ln",

@@ -24,7 +24,7 @@ recurrence ``I_{nu-1}(s) - I_{nu+1}(s) = (2 nu/s) I_nu(s)`` (at ``nu = d/2``) gi
     s A_{d+2}(s) = kappa - d,      r = s / kappa.
 
 The left side increases from 0 (like ``s^2/(d+2)``) to infinity (like ``s``),
-since ``A_d(s)/s`` decreases (Amos 1974, Math. Comp. 28; ``tests/test_kuramoto.py``
+since ``A_d(s)/s`` decreases (Amos 1974, Math. Comp. 28; ``tests/meanfield/test_kuramoto.py``
 checks it on a grid): one positive root exactly when ``kappa > d``. In this form
 nothing cancels near the threshold (the naive ``A_d(kappa r)/r - 1`` loses
 ``log10(1/r^2)`` digits there); ``max(c, sqrt(c (d+2))) <= s <= c + d + 2``,

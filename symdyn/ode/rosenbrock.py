@@ -106,14 +106,14 @@ def step(f, t, y, fy, h, t_new, args, J, ft):
     derivative. Returns ``(y_new, error, f_new)``: the 3rd-order solution, the
     difference to the embedded 2nd-order one, and ``f(t_new, y_new)``.
     """
-    with _few_threads():
+    with few_threads():
         return _step(f, t, y, fy, h, t_new, args, J, ft)
 
 
 def _step(f, t, y, fy, h, t_new, args, J, ft):
     m, dim = y.shape
     hh = h[:, None]
-    solve = _factor(np.eye(dim) - (GAMMA * h)[:, None, None] * J)
+    solve = factor(np.eye(dim) - (GAMMA * h)[:, None, None] * J)
     k = []
     for i in range(STAGES):
         if i == 0:
@@ -142,12 +142,12 @@ BLAS_THREADS = 1
 _THREADS = ThreadpoolController()
 
 
-def _factor(W):
+def factor(W):
     """``b -> W^{-1} b`` per member, by LU factors (LAPACK ``getrf`` once,
     ``getrs`` four times a step: 0.24 ms against 0.55 ms for the inverses of
     two 96 x 96 matrices, one thread); NaN rows for a member whose ``W`` is
     not finite or is singular (its step is then rejected like any non-finite
-    step). Call it, and its solver, inside :func:`_few_threads`."""
+    step). Call it, and its solver, inside :func:`few_threads`."""
     factors = [None] * len(W)
     for i in np.flatnonzero(np.isfinite(W).all(axis=(1, 2))):
         lu, piv, info = getrf(W[i])
@@ -163,7 +163,7 @@ def _factor(W):
     return solve
 
 
-def _few_threads():
+def few_threads():
     """The BLAS thread limit of :data:`BLAS_THREADS` (none with ``None``)."""
     if BLAS_THREADS is None:
         return contextlib.nullcontext()

@@ -17,7 +17,7 @@ diagnostics name the cause. A member's result equals the batched path's bit
 for bit on every CPU: besides ``+ - * /`` and ``sqrt`` (correctly rounded
 everywhere) both take every operation from the same numpy ufuncs
 (:mod:`symdyn.base.arithmetic`: the compiled right-hand sides, the step control's
-:func:`~symdyn.base.arithmetic.power`), never from libm (tests/test_arithmetic.py).
+:func:`~symdyn.base.arithmetic.power`), never from libm (tests/base/test_arithmetic.py).
 
 Layer 1, ode.
 """

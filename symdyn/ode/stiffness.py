@@ -34,7 +34,7 @@ class Methods:
     solution are both at ``t + h``), measures where DOP853's step sits. Held
     by stability, its accepted steps stay at :math:`h\lambda \approx 3.5`-5
     (measured: the linear test :math:`\lambda = 10^4` of
-    ``tests/test_rosenbrock.py``, and contracting clusters in the log clock),
+    ``tests/ode/test_rosenbrock.py``, and contracting clusters in the log clock),
     while steps that accuracy limits wander. A member switches after
     :data:`STIFF_STEPS` accepted steps in a row with :math:`h\lambda >`
     :data:`STIFF_EDGE`, and back once the Rosenbrock step no longer pays for
@@ -59,7 +59,7 @@ class Methods:
     :math:`\lambda` (its stiff component was damped: 0.5 for 20), and DOP853's
     continuous extension, built from stages that amplify that component,
     missed by 3e-7 at ``rtol = 1e-9`` (rates 3.2 and 154,
-    ``tests/test_rosenbrock.py``); past
+    ``tests/ode/test_rosenbrock.py``); past
     :data:`symdyn.ode.outputs.DENSE_EDGE` the outputs are read from sub-steps.
     """
 

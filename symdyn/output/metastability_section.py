@@ -97,12 +97,12 @@ def metastability_result(folder, quick: bool = False, progress=None) -> dict:
                                         times=200 if quick else 400))
     say("metastability: Rényi centres")
     out["renyi"] = renyi(samples=2000 if quick else 20_000)
-    out["files"] = _figures(out, Path(folder))
+    out["files"] = figures(out, Path(folder))
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
-def _figures(r, folder) -> dict:
+def figures(r, folder) -> dict:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 

@@ -190,7 +190,7 @@ class Event:
                 "leaders": " ".join(map(str, self.leaders))}
 
 
-def _changes(a, b, t0, t1, member):
+def changes(a, b, t0, t1, member):
     """The events between two label vectors ``a`` (at t0) and ``b`` (at t1)."""
     n = len(a)
     pairs = np.unique(a * n + b)
@@ -234,7 +234,7 @@ def events(labels, t) -> list:
     out = []
     for m, k in zip(*np.nonzero(changed), strict=True):
         member = np.unravel_index(m, lead) if lead else ()
-        out += _changes(flat[m, k], flat[m, k + 1], float(t[k]), float(t[k + 1]),
+        out += changes(flat[m, k], flat[m, k + 1], float(t[k]), float(t[k + 1]),
                         tuple(int(i) for i in member))
     return out
 

@@ -159,7 +159,7 @@ relative to the group's centre, at most ``L`` times the offsets.
 ``k`` (a query between its members sees only some of them):
 :mod:`symdyn.particles.causal` merges there, exactly.
 
-Measured (``tests/test_merging.py``): Pre-LN, Mix-LN and Peri-LN from a
+Measured (``tests/particles/test_merging.py``): Pre-LN, Mix-LN and Peri-LN from a
 uniform start (``n = 8``, ``d = 16``, ``beta = 0.5``) to ``t = 1e12``, in
 ``t`` and in the log clock, never merge and report what the unmerged run
 reports, bit for bit; Post-LN, nGPT and sqrt-scaling at ``beta = 9`` to

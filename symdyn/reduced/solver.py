@@ -96,7 +96,7 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
         ``u`` is about ``rtol`` for starts that move at once and up to
         ``rtol * max_s |u'(T)/u'(s)|`` for slow ones (near the regular simplex
         at large ``beta``: 1e-8 at ``rtol = 1e-11``, measured against an
-        mpmath quadrature in ``tests/test_tolerance.py``).
+        mpmath quadrature in ``tests/ode/test_tolerance.py``).
     dps : int, optional
         Solve with mpmath at this many digits (>= 15) instead of floats.
     sensitivities : bool or sequence of str

@@ -36,7 +36,7 @@ class _Refused(Exception):
     """A cache file refused before its arrays are read (the message says why)."""
 
 
-def _checksum(cols):
+def checksum(cols):
     """SHA-256 of the arrays: names, dtypes, shapes and bytes."""
     h = hashlib.sha256()
     for name in sorted(cols):
@@ -105,9 +105,9 @@ def load(cache, task):
         return None
     try:
         cols = _read(path, entry_bytes(task))
-        doc, checksum = (str(cols.pop(k, "")) for k in ("__task__", "__sha256__"))
+        doc, stored = (str(cols.pop(k, "")) for k in ("__task__", "__sha256__"))
         problem = ("it holds another task's parameters" if doc != task.doc else
-                   "its arrays do not match their checksum" if checksum != _checksum(cols)
+                   "its arrays do not match their checksum" if stored != checksum(cols)
                    else None)
     except _Refused as e:
         problem = str(e)
@@ -153,7 +153,7 @@ def _replacing(path: Path, mode: str = "wb"):
         raise
 
 
-def _store(cache, task, cols):
+def store(cache, task, cols):
     """Write atomically (a crash leaves either the whole file or none), with the
     task's parameters and the arrays' checksum inside. The temporary file is
     new (``O_EXCL``, a random name: a planted file or symlink is never written
@@ -165,7 +165,7 @@ def _store(cache, task, cols):
                       stacklevel=3)
         return False
     with _replacing(path) as fh:
-        np.savez(fh, __task__=np.array(task.doc), __sha256__=np.array(_checksum(cols)),
+        np.savez(fh, __task__=np.array(task.doc), __sha256__=np.array(checksum(cols)),
                  **cols)
     return True
 
@@ -185,7 +185,7 @@ class Saver:
         if self.cache is None or self.failed:
             return
         try:
-            self.stored += _store(self.cache, task, cols)
+            self.stored += store(self.cache, task, cols)
         except OSError as e:
             self.failed = True
             warnings.warn(f"cache: cannot write to {self.cache} ({e.strerror or e}); the "

@@ -1,4 +1,4 @@
-"""Reference values for tests/test_trained_reference.py, computed once with torch + transformers.
+"""Reference values for tests/trained/test_trained_reference.py (torch + transformers, once).
 
 Run in a separate venv (the project's stays free of torch):
 
