@@ -138,7 +138,7 @@ def test_repr_says_name_layers_dims_and_ablations():
     assert repr(s).startswith("Llama('SmolLM2-135M-Instruct', Pre-RMSNorm, 30 layers, d=576, "
                               "9 heads (3 key/value),")
     assert repr(s.variant(mlp=False, norm="projection")).endswith(
-        "ablations: no MLP, norm='projection')")
+        "ablations: no MLP, projection norm)")
     assert repr(fits.randomized(m, 3)).endswith("ablations: random weights (seed 3))")
     assert repr(fits.randomized(m, 3).variant(mlp=False)).endswith(
         "ablations: no MLP, random weights (seed 3))")
