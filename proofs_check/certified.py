@@ -115,8 +115,9 @@ def regions(claims=REGIONS, seconds=None) -> Result:
                 proven=len(reg.proven_boxes), disproven=len(reg.disproven),
                 undecided=len(reg.undecided), certificate=reg.method,
                 witness=reg.disproven[0][1] if reg.disproven else "")
-    res.key_figures = "; ".join(f"{e['claim']} over n {e['n']}, beta {e['beta']}: "
-                                f"{e['proven']} boxes proven" for e in res.evidence)
+    res.key_figures = "; ".join(
+        f"{e['claim']} over n {e['n']}, beta {e['beta']}: "
+        f"{e['proven']} box{'' if e['proven'] == 1 else 'es'} proven" for e in res.evidence)
     res.notes.append("certificates: " + "; ".join(f"{e['claim']}: {e['certificate']}"
                                                   for e in res.evidence))
     return res

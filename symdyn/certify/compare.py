@@ -104,7 +104,7 @@ class Region:
         counts = {}
         for how in self.certificates.values():
             counts[how] = counts.get(how, 0) + 1
-        return "; ".join(f"{k}: {v} box{'es' if v > 1 else ''}"
+        return "; ".join(f"{k}: {_boxes(v)}"
                          for k, v in sorted(counts.items())) or "nothing decided"
 
     @property
@@ -114,7 +114,7 @@ class Region:
     def __str__(self) -> str:
         verdict = "PROVEN" if self.proven else "DISPROVEN" if self.disproven else "UNDECIDED"
         return (f"{self.claim} at level {self.level}, n in {self.n}, beta in {self.beta}: "
-                f"{verdict} ({len(self.proven_boxes)} boxes proven, {len(self.disproven)} "
+                f"{verdict} ({_boxes(len(self.proven_boxes))} proven, {len(self.disproven)} "
                 f"disproven, {len(self.undecided)} undecided, {self.boxes} evaluated; "
                 f"{self.method})")
 
@@ -263,3 +263,8 @@ def region(claim, *, level, n=(2, 1024), beta=(0, 16), max_depth=14,
             continue
         stack.extend((x, y, depth + 1) for x, y in _split(box_n, box_b))
     return out
+
+
+def _boxes(k: int) -> str:
+    """``1 box``, ``3 boxes``."""
+    return f"{k} box{'' if k == 1 else 'es'}"
