@@ -2,6 +2,7 @@
 method as the batched integrator; it agrees with it and with mpmath, and
 hands failures to the batched path."""
 
+import gc
 import sys
 from dataclasses import replace
 
@@ -138,11 +139,16 @@ def _sympy_calls(call):
         if (event == "call" and "/sympy/" in frame.f_code.co_filename
                 and frame.f_code.co_name != "__hash__"):
             seen.append(frame.f_code.co_name)
+    # the collector closing another test's unfinished sympy generator would
+    # show here as a call (a generator's frame runs to close): collect first
+    gc.collect()
+    gc.disable()
     sys.setprofile(profile)
     try:
         call()
     finally:
         sys.setprofile(None)
+        gc.enable()
     return seen
 
 
