@@ -211,6 +211,7 @@ class Recorder:
         self.offset = np.zeros((M, n, K))
         self.labels = np.full((M, K, n), -1)
         self.energy = np.full((M, K), np.nan)
+        self._work = None
 
     def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
                 shift=0.0):
@@ -246,14 +247,26 @@ class Recorder:
             for name, flag in flags.items():
                 self.bound[name][members, k] = flag
 
+    def _kernel_sums(self, G, b):
+        """:math:`\\sum_{ij} e^{\\beta(\\min(G_{ij}, 1) - 1)}` per row, in a
+        reused buffer (fresh temporaries of a chunk's size cost more than the
+        arithmetic: the kernel zeroes their pages)."""
+        if self._work is None or self._work.shape != G.shape:
+            self._work = np.empty(G.shape, dtype=np.result_type(G, b))
+        K = np.minimum(G, 1.0, out=self._work)
+        K -= 1.0
+        K *= b[:, None, None]
+        np.exp(K, out=K)
+        return K.sum(axis=(-1, -2))
+
     def __call__(self, k, members, theta, rad, speed, beta=None):
         m, n = theta.shape[:2]
         G = theta @ np.swapaxes(theta, -1, -2)
         if beta is not None:        # E_beta = sum_ij e^{beta <x_i, x_j>} / (2 beta n^2)
-            b = np.broadcast_to(beta, (m,))[:, None, None]
+            b = np.broadcast_to(beta, (m,))
             with np.errstate(over="ignore", divide="ignore"):
-                self.energy[members, k] = (np.exp(b * (np.minimum(G, 1) - 1)).sum(
-                    axis=(-1, -2)) * np.exp(b[:, 0, 0]) / (2 * b[:, 0, 0] * n * n))
+                self.energy[members, k] = (self._kernel_sums(G, b) * np.exp(b)
+                                           / (2 * b * n * n))
         diagonal = G.reshape(m, n * n)[:, ::n + 1]          # a view of each G's diagonal
         self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diagonal.sum(-1)) / (n * (n - 1))
         dev = theta - theta.mean(axis=1, keepdims=True)
