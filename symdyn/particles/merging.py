@@ -404,7 +404,10 @@ class Coalescence:
         return (self.mass[members] > 0).sum(axis=1) * per_token
 
     def expand(self, members, *arrays):
-        """Per original token: each array (m, n, ...) read at the representatives."""
+        """Per original token: each array (m, n, ...) read at the representatives
+        (the arrays themselves while no token has merged)."""
+        if not self.merges:
+            return arrays
         rep = self.rep[members]
         rows = np.arange(len(members))[:, None]
         return tuple(x[rows, rep] for x in arrays)
