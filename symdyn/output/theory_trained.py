@@ -78,11 +78,12 @@ def missing() -> str | None:
 
 def traces(name: str, texts, seed: int = 0) -> dict:
     """variant -> batched :class:`~symdyn.trained.trace.LayerTrace` of ``texts``
-    (SmolLM2: its first token, a massive activation, left out). One load: the
-    variants share its memory-mapped weights (none is copied), and the model
-    is released when its traces are done."""
-    skip = name.startswith("Smol")
+    (a decoder's first token, a massive activation, left out: the model's
+    ``first_token_sink``). One load: the variants share its memory-mapped
+    weights (none is copied), and the model is released when its traces are
+    done."""
     trained = load(name)
+    skip = trained.first_token_sink
     return {label: (fits.randomized(trained, seed) if kw is None else trained.variant(**kw))
             .trace(text=list(texts), skip_first=skip) for label, kw in VARIANTS.items()}
 

@@ -108,6 +108,7 @@ class Llama(Traced):
 
     scheme = "pre-ln"                #: its family, a registry name (sd.scheme)
     scheme_display = "Pre-RMSNorm"
+    first_token_sink = True          #: a decoder's first token: a massive activation
     OPTIONS = {"mlp": (True, flag), "norm": ("rms", choice("rms", "projection")),
                "permuted": (True, flag), "theta": (None, positive), "kv_map": (None, kv_heads)}
 

@@ -231,6 +231,9 @@ class Traced:
 
     OPTIONS: dict = {}
     random_seed = None          #: set by :func:`symdyn.trained.fits.randomized`
+    #: whether the first token is an attention sink with a massive activation,
+    #: which statistics of the other tokens leave out (``skip_first``)
+    first_token_sink = False
 
     @classmethod
     def options(cls, given: dict) -> dict:

@@ -215,3 +215,32 @@ def test_report_command_has_the_flags():
     args = build_parser().parse_args(["report", "--no-trained", "--no-beyond",
                                       "--no-metastability"])
     assert args.no_trained and args.no_beyond and args.no_metastability
+
+
+class _Model:
+    """A stand-in trained model: records the skip_first of each trace."""
+
+    def __init__(self, sink):
+        self.first_token_sink, self.skips = sink, []
+
+    def variant(self, **kw):
+        return self
+
+    def trace(self, text, skip_first):
+        self.skips.append(skip_first)
+        return skip_first
+
+
+@pytest.mark.parametrize("sink", [True, False])
+def test_the_report_leaves_out_the_first_token_of_a_sink_model_only(monkeypatch, sink):
+    from symdyn.output import theory_trained
+    from symdyn.trained.bert import Bert
+    from symdyn.trained.llama import Llama
+    assert Llama.first_token_sink and not Bert.first_token_sink
+    model = _Model(sink)
+    monkeypatch.setattr(theory_trained, "load", lambda name: model)
+    monkeypatch.setattr(theory_trained.fits, "randomized", lambda m, seed: m)
+    # the model's attribute decides, whatever its name (control: the other value)
+    out = theory_trained.traces("SmolLM2-135M-Instruct" if not sink else "all-MiniLM-L6-v2",
+                                ["a b c"])
+    assert set(out.values()) == {sink} and len(model.skips) == len(theory_trained.VARIANTS)
