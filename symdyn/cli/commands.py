@@ -24,6 +24,7 @@ from ..output.figures import write_figures
 from ..output.formatting import distance_table, simulation_csv, solve_rows
 from ..reduced.solver import solve
 from ..reduced.summary import derive, table
+from ..studies.event_times import locate_events
 from ..studies.grid import ROW_BYTES, parse_range
 from ..studies.phase_diagram import phase_diagram
 from .parser import entry_parameters
@@ -149,6 +150,7 @@ def simulate_command(args) -> str:
     from ..studies.runs import batch_start
 
     times = _times(args)
+    tol = _locate_tolerance(args)
     n, d, seeds, first = (integer(getattr(args, k), f"--{k.replace('_', '-')}", low)
                           for k, low in (("n", 2), ("d", 1), ("seeds", 1), ("start_seed", 0)))
     X0, w = batch_start(args.init, n, d, args.gamma0, seeds, args.weights, first)
@@ -166,11 +168,33 @@ def simulate_command(args) -> str:
 
         save(simulation(sim, scheme=s).figure, args.plot)
     if getattr(args, "events", False):
-        head = ["member", "kind", "t_before", "t_after", "parts", "into", "sizes", "leaders"]
-        rows = [[str(e.row()[h]) for h in head] for e in sim.events]
-        return "\n".join([",".join(head)] + [",".join(r) for r in rows])
+        return _events_table(sim if tol is None else None,
+                             None if tol is None else locate_events(sim, tol, scheme=s))
     return simulation_csv(sim, args.clock, args.per_seed, radial=not getattr(s, "on_sphere", False),
                           seeds=range(first, first + seeds))
+
+
+def _locate_tolerance(args):
+    """``--locate``'s tolerance, checked before the run (None without it)."""
+    tol = getattr(args, "locate", None)
+    if tol is None:
+        return None
+    if not getattr(args, "events", False):
+        raise ValueError("--locate: locates the events; add --events")
+    if args.step is not None or args.kappa is not None:
+        raise ValueError("--locate: a layer run (--step) or a noisy run (--kappa) keeps its "
+                         "events bracketed by its output times; drop --locate")
+    return number(tol, "--locate", 1e-12, 1)
+
+
+def _events_table(sim, located=None) -> str:
+    """The events of ``sim`` as CSV (or the ``located`` ones, with their times)."""
+    head = ["member", "kind", "t_before", "t_after", "parts", "into", "sizes", "leaders"]
+    if located is not None:
+        head[4:4] = ["t_event", "t_event_error"]
+    rows = [[str(e.row()[h]) for h in head] for e in (sim.events if located is None
+                                                       else located)]
+    return "\n".join([",".join(head)] + [",".join(r) for r in rows])
 
 
 def table_command(args) -> str:

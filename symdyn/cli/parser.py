@@ -291,6 +291,11 @@ def _add_simulate(sub) -> None:
     m.add_argument("--events", action="store_true",
                    help="print the cluster events instead (CSV: every merge and split "
                         "between output times, which clusters, their sizes and leaders)")
+    m.add_argument("--locate", type=float, metavar="TOL",
+                   help="with --events: locate each event on the dense output, to TOL "
+                        "times its time (columns t_event, t_event_error: it happened in "
+                        "(t_event - t_event_error, t_event]); reruns the simulation; "
+                        "TOL in [1e-12, 1]; continuous runs only (not --step, --kappa)")
     m.add_argument("--clock", default="t", choices=("t", "log"),
                    help="log: the radial schemes in tau = log(1 + t); --t-max is then tau")
     m.add_argument("--precision", default="float64", choices=("float64", "float32"),

@@ -320,3 +320,44 @@ def test_the_cli_prints_the_event_table(capsys):
     # control: without --events the same run prints the gamma table
     assert main(argv) == 0
     assert not capsys.readouterr().out.startswith("member,kind")
+
+
+def test_the_cli_locates_the_events_with_locate(capsys):
+    from symdyn.cli import main
+    argv = ["simulate", "post-ln", "--n", "12", "--d", "2", "--beta", "4", "--t-max", "20",
+            "--points", "11", "--seeds", "1", "--events"]
+    assert main(argv + ["--locate", "1e-6"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    head = lines[0].split(",")
+    assert head[:6] == ["member", "kind", "t_before", "t_after", "t_event", "t_event_error"]
+    rows = [dict(zip(head, r.split(","), strict=True)) for r in lines[1:]]
+    sim = sd.simulate("post-ln", sd.init.sphere(12, 2, batch=1, seed=0), beta=4.0,
+                      t=np.linspace(0, 20, 11))
+    want = sd.locate_events(sim, 1e-6)
+    assert len(rows) == len(want) > 0
+    for row, e in zip(rows, want, strict=True):
+        t, err = float(row["t_event"]), float(row["t_event_error"])
+        assert float(row["t_before"]) < t - err and t <= float(row["t_after"])
+        assert err <= 1e-6 * t and t == pytest.approx(e.t_event, abs=2 * err)
+    # control: without --locate the table has no located times
+    assert main(argv) == 0
+    assert "t_event" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, flag", [(["--locate", "2"], "--locate must be"),
+                                         (["--locate", "nan"], "--locate must be"),
+                                         (["--step", "0.1"], "--locate: a layer run"),
+                                         (["--kappa", "20", "--step", "0.1"], "--locate: a")])
+def test_the_cli_refuses_a_locate_it_cannot_keep(capsys, extra, flag):
+    from symdyn.cli import main
+    argv = ["simulate", "post-ln", "--n", "8", "--d", "2", "--t-max", "5", "--events"]
+    assert main(argv + ["--locate", "1e-6"] + extra if extra[0] != "--locate"
+                else argv + extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and flag in err
+
+
+def test_the_cli_says_locate_needs_events(capsys):
+    from symdyn.cli import main
+    assert main(["simulate", "post-ln", "--n", "8", "--d", "2", "--locate", "1e-6"]) == 2
+    assert "add --events" in capsys.readouterr().err
