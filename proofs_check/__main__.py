@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _certified():
+def certified_module():
     """The certified checks' module; ``ValueError`` (exit 2) without python-flint."""
     if importlib.util.find_spec("flint") is None:
         raise ValueError("--certify needs python-flint: pip install 'symdyn[certify]'")
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     try:
         if unknown:
             raise ValueError(f"--only: unknown check(s) {unknown}; choose from {known}")
-        certified = _certified() if args.certify else None
+        certified = certified_module() if args.certify else None
         if args.json:
             writable_path(args.json, "--json")
     except ValueError as exc:

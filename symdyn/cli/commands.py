@@ -311,7 +311,7 @@ def report_command(args) -> str:
         if args.no_verify:
             raise ValueError("--certify: adds certified verdicts; not with --no-verify")
         import symdyn.proofs_check.__main__ as pc
-        pc._certified()                   # without python-flint: ValueError, exit 2
+        pc.certified_module()                   # without python-flint: ValueError, exit 2
 
     def verdicts(say):
         return verdict_section(say, certify=getattr(args, "certify", False))

@@ -32,7 +32,7 @@ def _midpoint(f, t, y, H, n):
     return [(a + b + h * c) / 2 for a, b, c in zip(z1, z0, last, strict=True)]
 
 
-def _step(f, t, y, H, tol, kmax):
+def step(f, t, y, H, tol, kmax):
     """One extrapolated step; (y_new, columns used) or (None, kmax) if not converged."""
     rows = []
     for j in range(1, kmax + 1):
@@ -74,22 +74,22 @@ def integrate_mp(f, t_out, y0, dps, breakpoints=(), max_steps=100_000):
             def g(tt, yy, phase=phase):
                 return f(tt, yy, phase)
             while t < stop:
-                step = min(H, stop - t)
-                y_new, cols = _step(g, t, y, step, tol, kmax)
+                h = min(H, stop - t)
+                y_new, cols = step(g, t, y, h, tol, kmax)
                 steps += 1
                 if steps > max_steps:
                     raise ArithmeticError(f"more than {max_steps} extrapolation steps")
                 if y_new is None:
-                    H = step / 2
+                    H = h / 2
                     if H < tol:
                         raise ArithmeticError(f"extrapolation did not converge at t = "
                                               f"{mpmath.nstr(t, 8)}")
                     continue
-                t, y = (stop if step == stop - t else t + step), y_new
+                t, y = (stop if h == stop - t else t + h), y_new
                 if cols <= kmax // 2 + 1:
                     grow = 4 if cols <= kmax // 3 else 2
-                    H = step * grow if step == H else max(H, step)
+                    H = h * grow if h == H else max(H, h)
                 elif cols > (4 * kmax) // 5:
-                    H = step * mpmath.mpf("0.7")
+                    H = h * mpmath.mpf("0.7")
             states[stop] = y
         return [[+v for v in states[x]] for x in t_out]

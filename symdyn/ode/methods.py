@@ -26,6 +26,7 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import NamedTuple
 
 import numpy as np
@@ -238,7 +239,7 @@ def interpolate(F, y, x):
     return out + y
 
 
-class Method:
+class Method(ABC):
     """What a method gives the driver: ``name``, ``order``, ``error_order``
     (``q``, the order of its error estimate), ``exponent`` (the controller's
     :math:`-1/(q + 1)`), ``step`` (one step of every row of a batch),
@@ -255,11 +256,14 @@ class Method:
         """The controller's exponent, :math:`-1/(q + 1)`."""
         return -1.0 / (self.error_order + 1)
 
+    @abstractmethod
     def step(self, *args, **kwargs):
-        raise NotImplementedError
+        """One step of every row of a batch (each method's own signature)."""
 
     def error(self, estimate, h, scale, dims=None):
-        raise NotImplementedError
+        """The step's error norm; a method that controls its own error (GBS
+        extrapolation) has none to give the driver's controller."""
+        raise NotImplementedError(f"{self.name} controls its own error: it has no error norm")
 
     def __repr__(self):
         return f"<Method {self.name}, order {self.order}({self.error_order})>"
@@ -320,7 +324,7 @@ class Extrapolation(Method):
     name = "GBS extrapolation (mpmath)"
 
     def step(self, f, t, y, H, tol, kmax):
-        return extrapolation._step(f, t, y, H, tol, kmax)
+        return extrapolation.step(f, t, y, H, tol, kmax)
 
 
 DOP853, ROS34PW2, EXTRAPOLATION = Dop853(), Ros34pw2(), Extrapolation()
