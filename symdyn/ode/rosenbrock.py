@@ -133,21 +133,27 @@ def _step(f, t, y, fy, h, t_new, args, J, ft):
 
 #: BLAS threads of the linear algebra (``None``: the library's own count). A
 #: few ``dim <= MAX_DIM`` matrices gain nothing from more threads, and on
-#: shared cores OpenBLAS's spinning threads took most of the run: the causal
-#: Post-LN run of ``benchmarks/causal_long_run.py`` spent 74 CPU s (126 s
-#: wall) inverting with the default threads, 10 CPU s with one; and the
-#: threads' order of summation changed its trajectory (106,668 against
-#: 106,031 evaluations).
+#: shared cores OpenBLAS's spinning threads took most of a run's CPU, and
+#: their order of summation changed its trajectory
+#: (``benchmarks/causal_long_run.py`` measures both).
 BLAS_THREADS = 1
 _THREADS = ThreadpoolController()
+#: From this dimension on, each member's matrix is LU-factored once (LAPACK
+#: ``getrf``) and solved four times a step (``getrs``); below it, one batched
+#: inversion of all members costs less than a call per member. The choice
+#: depends on the dimension alone, so a member alone takes the same path as
+#: in its batch.
+LU_DIM = 32
 
 
 def factor(W):
-    """``b -> W^{-1} b`` per member, by LU factors (LAPACK ``getrf`` once,
-    ``getrs`` four times a step: 0.24 ms against 0.55 ms for the inverses of
-    two 96 x 96 matrices, one thread); NaN rows for a member whose ``W`` is
-    not finite or is singular (its step is then rejected like any non-finite
-    step). Call it, and its solver, inside :func:`few_threads`."""
+    """``b -> W^{-1} b`` per member (``W``: (m, dim, dim)); NaN rows for a
+    member whose ``W`` is not finite or is singular (its step is then
+    rejected like any non-finite step). Call it, and its solver, inside
+    :func:`few_threads`."""
+    if W.shape[-1] < LU_DIM:
+        inverse = _inverse(W)
+        return lambda b: np.einsum("mij,mj->mi", inverse, b)
     factors = [None] * len(W)
     for i in np.flatnonzero(np.isfinite(W).all(axis=(1, 2))):
         lu, piv, info = getrf(W[i])
@@ -161,6 +167,24 @@ def factor(W):
                 out[i] = getrs(*f, b[i])[0]
         return out
     return solve
+
+
+def _inverse(W):
+    """``W^-1`` per member, one batched call; NaN for a member whose ``W`` is
+    not finite or is singular."""
+    bad = ~np.isfinite(W).all(axis=(1, 2))
+    W = np.where(bad[:, None, None], np.eye(W.shape[1]), W)
+    try:
+        inv = np.linalg.inv(W)
+    except np.linalg.LinAlgError:
+        inv = np.empty_like(W)
+        for i, w in enumerate(W):
+            try:
+                inv[i] = np.linalg.inv(w)
+            except np.linalg.LinAlgError:
+                bad[i] = True
+    inv[bad] = np.nan
+    return inv
 
 
 def few_threads():

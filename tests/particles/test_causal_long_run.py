@@ -27,12 +27,14 @@ def _blas_threads():
     return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
 
 
-def test_one_thread_lu_solves(monkeypatch):
+@pytest.mark.parametrize("dim", [96, 8])      # LU per member; one batched inverse
+def test_one_thread_lu_solves(monkeypatch, dim):
+    assert (dim >= rosenbrock.LU_DIM) == (dim == 96)
     rng = np.random.default_rng(0)
-    W = np.eye(96) + 0.05 * rng.normal(size=(3, 96, 96))
+    W = np.eye(dim) + 0.05 * rng.normal(size=(3, dim, dim))
     W[1, 7] = 0.0                            # singular
     W[2, 0, 0] = np.nan                      # not finite
-    b = rng.normal(size=(3, 96))
+    b = rng.normal(size=(3, dim))
     before = _blas_threads()
     with rosenbrock.few_threads():
         assert set(_blas_threads()) == {1}
