@@ -13,16 +13,13 @@ Layer 4, output.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..base.archive import KINDS
 from ..base.provenance import read
 from ..meanfield.circle import MeanField, mean_field
 from ..meanfield.zonal import ZonalMeanField, mean_field_zonal
-from ..model.registry import scheme as get_scheme
-from ..model.registry import schemes as builtin_names
+from ..model.registry import recorded
 from ..particles.result import Simulation
-from ..particles.simulation import simulate
+from ..particles.simulation import rerun_simulation
 from ..reduced.solve_result import Trajectory
 from ..reduced.solver import solve
 from ..studies.sweeps import sweep
@@ -40,20 +37,6 @@ def load(path):
         raise ValueError(f"path: {path} holds a {kind!r}, not a symdyn result "
                          f"({', '.join(sorted(KINDS))})")
     return KINDS[kind].from_parts(provenance, arrays, attrs)
-
-
-def _scheme(p, scheme):
-    """The scheme of provenance ``p``: rebuilt from its registry name with the
-    parameters the registry takes (``(scheme, free values)``)."""
-    if scheme is not None:
-        return scheme, {}
-    if p.scheme not in builtin_names() and p.scheme != "none":
-        raise ValueError(f"rerun: {p.scheme!r} is not a built-in scheme; pass scheme=")
-    if p.scheme == "none":
-        return "none", {}
-    free = set(get_scheme(p.scheme).defaults)
-    made = {k: v for k, v in p.params if k not in free}
-    return get_scheme(p.scheme, **made), {k: v for k, v in p.params if k in free}
 
 
 def rerun(result, scheme=None, weights=None):
@@ -79,17 +62,10 @@ def rerun(result, scheme=None, weights=None):
     if isinstance(result, ZonalMeanField):
         return mean_field_zonal(p.beta, result.t, result.m0, p.d, kappa=p.kappa,
                                 attention=p.attention, **opts)
-    s, free = _scheme(p, scheme)
     if isinstance(result, Simulation):
-        opts["dtype"] = np.dtype(opts.get("dtype", "float64")).type
-        if p.weights == "given" and weights is None:
-            raise ValueError("rerun: the run was given weight arrays; pass weights=")
-        w = weights if weights is not None else p.weights
-        return simulate(s, result.x0, beta=np.asarray(p.beta, dtype=float), t=result.t,
-                        weights=None if w == "identity" else w, attention=p.attention,
-                        step=p.step, mask=p.mask, kappa=p.kappa, seed=p.noise_seed,
-                        params=free or None, **opts)
+        return rerun_simulation(result, scheme=scheme, weights=weights)
     if isinstance(result, Trajectory):
+        s, _ = recorded(p.scheme, p.params, scheme)
         return solve(s, result.n, result.beta, result.gamma0, result.r0, result.t,
                      p.attention, params=dict(result.params) or None, **opts)
     raise ValueError(f"rerun: {type(result).__name__} cannot be rerun yet")

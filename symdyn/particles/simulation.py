@@ -49,7 +49,7 @@ from ..base.provenance import Provenance
 from ..model.baseline import NONE, resolve
 from ..model.law_limits import check_speed
 from ..model.parameters import run_parameters
-from ..model.registry import SchemeLike
+from ..model.registry import SchemeLike, recorded
 from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
@@ -287,6 +287,24 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
                           "cluster_threshold": cluster_threshold, "merge": merge,
                           "dtype": np.dtype(dtype).name, "method": method}),
                       x0=np.array(X0))
+
+
+def rerun_simulation(sim: Simulation, t=None, scheme=None, weights=None) -> Simulation:
+    """The run that made ``sim`` again, from its provenance and start ``x0``
+    (``sd.rerun``), at its output times or at ``t`` (the steps do not depend
+    on them: the same trajectory, read elsewhere). ``scheme``, ``weights``:
+    what a registry name cannot rebuild (a custom scheme, weight arrays)."""
+    p = sim.provenance
+    opts = dict(p.options)
+    opts["dtype"] = np.dtype(opts.get("dtype", "float64")).type
+    if p.weights == "given" and weights is None:
+        raise ValueError("weights: the run was given weight arrays; pass weights=")
+    w = weights if weights is not None else p.weights
+    s, free = recorded(p.scheme, p.params, scheme)
+    return simulate(s, sim.x0, beta=np.asarray(p.beta, dtype=float),
+                    t=sim.t if t is None else t, weights=None if w == "identity" else w,
+                    attention=p.attention, step=p.step, mask=p.mask, kappa=p.kappa,
+                    seed=p.noise_seed, params=free or None, **opts)
 
 
 def _provenance(s, X, b, attention, mask, opt, weights, given):

@@ -35,10 +35,8 @@ import dataclasses
 import numpy as np
 
 from ..base.checks import integer, number
-from ..model.registry import scheme as get_scheme
-from ..model.registry import schemes as builtin_names
 from ..particles.result import Simulation
-from ..particles.simulation import simulate
+from ..particles.simulation import rerun_simulation
 
 #: At most this many reruns (levels of refinement).
 MAX_LEVELS = 8
@@ -74,7 +72,7 @@ def locate_events(sim: Simulation, tol: float = 1e-6, points: int = 1000, scheme
             break
         grids = [np.linspace(lo[i], hi[i], k + 1) for i in todo]
         t = np.union1d(sim.t, np.concatenate(grids))
-        labels = _rerun(sim, t, scheme, weights).cluster_labels()
+        labels = rerun_simulation(sim, t, scheme, weights).cluster_labels()
         for i, grid in zip(todo, grids, strict=True):
             e = events[i]
             lab = labels[e.member] if e.member else labels
@@ -96,31 +94,3 @@ def _happened(event, labels) -> np.ndarray:
     seen = labels[:, list(event.leaders)]
     together = np.all(seen == seen[:, :1], axis=-1)
     return together if event.kind == "merge" else ~together
-
-
-def _rerun(sim, t, scheme, weights):
-    """``sim``'s run again with output times ``t`` (``sd.rerun``'s call)."""
-    p = sim.provenance
-    opts = dict(p.options)
-    opts["dtype"] = np.dtype(opts.get("dtype", "float64")).type
-    if p.weights == "given" and weights is None:
-        raise ValueError("weights: the run was given weight arrays; pass weights=")
-    w = weights if weights is not None else p.weights
-    s, free = _scheme(p, scheme)
-    return simulate(s, sim.x0, beta=np.asarray(p.beta, dtype=float), t=t,
-                    weights=None if w == "identity" else w, attention=p.attention,
-                    step=p.step, mask=p.mask, kappa=p.kappa, seed=p.noise_seed,
-                    params=free or None, **opts)
-
-
-def _scheme(p, scheme):
-    """The run's scheme (as ``sd.rerun`` rebuilds it) and its free parameters."""
-    if scheme is not None:
-        return scheme, {}
-    if p.scheme == "none":
-        return "none", {}
-    if p.scheme not in builtin_names():
-        raise ValueError(f"scheme: {p.scheme!r} is not a built-in scheme; pass scheme=")
-    free = set(get_scheme(p.scheme).defaults)
-    made = {k: v for k, v in p.params if k not in free}
-    return get_scheme(p.scheme, **made), {k: v for k, v in p.params if k in free}
