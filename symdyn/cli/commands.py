@@ -168,8 +168,8 @@ def simulate_command(args) -> str:
 
         save(simulation(sim, scheme=s).figure, args.plot)
     if getattr(args, "events", False):
-        return _events_table(sim if tol is None else None,
-                             None if tol is None else locate_events(sim, tol, scheme=s))
+        return _events_table(sim.events if tol is None else locate_events(sim, tol, scheme=s),
+                             located=tol is not None)
     return simulation_csv(sim, args.clock, args.per_seed, radial=not getattr(s, "on_sphere", False),
                           seeds=range(first, first + seeds))
 
@@ -187,13 +187,12 @@ def _locate_tolerance(args):
     return number(tol, "--locate", 1e-12, 1)
 
 
-def _events_table(sim, located=None) -> str:
-    """The events of ``sim`` as CSV (or the ``located`` ones, with their times)."""
+def _events_table(events, located: bool) -> str:
+    """``events`` as CSV (with their located times if ``located``)."""
     head = ["member", "kind", "t_before", "t_after", "parts", "into", "sizes", "leaders"]
-    if located is not None:
+    if located:
         head[4:4] = ["t_event", "t_event_error"]
-    rows = [[str(e.row()[h]) for h in head] for e in (sim.events if located is None
-                                                       else located)]
+    rows = [[str(e.row()[h]) for h in head] for e in events]
     return "\n".join([",".join(head)] + [",".join(r) for r in rows])
 
 
