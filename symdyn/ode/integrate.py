@@ -17,8 +17,8 @@ Procedure per sweep over the unfinished members:
 1. clip each step so it ends exactly on the member's next stop (a
    breakpoint where the right-hand side has a kink, or the last output time);
    output times in between neither end nor change a step: they are read from
-   DOP853's continuous extension (three more evaluations, made only on the
-   accepted steps that hold an output; :mod:`symdyn.ode.outputs`);
+   DOP853's continuous extension (no evaluation: :mod:`symdyn.ode.dense`; made
+   only on the accepted steps that hold an output; :mod:`symdyn.ode.outputs`);
 2. take the 12-stage step (``DOP853.step``, :mod:`symdyn.ode.methods`) and
    measure its error with the embedded 5th and 3rd order solutions
    (``DOP853.error``, :func:`symdyn.ode.control.dop853_norm`); a step is
@@ -153,9 +153,7 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         Rosenbrock-W method :mod:`symdyn.ode.rosenbrock` (:mod:`symdyn.ode.stiffness`),
         and back: float64 states of at most ``rosenbrock.MAX_DIM`` components,
         whose batch's Jacobians fit in ``stiffness.JAC_FLOATS`` floats.
-        Stiff steps end on every output time (no dense output); outputs inside
-        explicit steps past the dense-output edge are read from sub-steps
-        (:func:`symdyn.ode.outputs._edge`), the steps unchanged.
+        Stiff steps end on every output time (no dense output).
     events : Event or sequence of Event, optional
         :class:`symdyn.ode.events.Event` objects (or bare callables: terminal,
         either direction): ``g(t, y, *args)`` per member; the first root of
@@ -220,7 +218,7 @@ class _Driver:
         self.failed, self.rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
         self.last_err, self.last_h = np.zeros(M), np.ones(M)   # last full accepted step
         self.active = np.arange(M) if len(stops.times) else np.arange(0)
-        self.K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
+        self.K = np.empty((dop853.N_STAGES + 1, M, dim), dtype=y0.dtype)
         self.work = stage_sums_workspace(M, dim, y0.dtype)
         self.dims, self.accepted = np.full(M, dim), np.zeros(M, dtype=int)
         self.mode = Methods(M, stiff, dim, y0.dtype)
@@ -277,8 +275,7 @@ class _Driver:
             at = keep if sel is not active else active[keep]
             last_err[at], self.last_h[at] = err[keep], step[keep]
         too_small = self.control.too_small(new_h, ta)
-        self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time,
-                     mode.edge(active, step, lam))
+        self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time)
         mode.switch(active, accept & ~clipped, step, new_h, last_err, lam)
         if self.refresh is not None:
             self.renew(active[accept])
@@ -292,7 +289,7 @@ class _Driver:
             self.active = active[~done]
 
     def advance(self, accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka,
-                stop_time, lam=None):
+                stop_time):
         """The accepted steps: their continuous extensions, events, outputs, the
         new states, the stops."""
         f, active, t, y, fy = self.f, self.active, self.t, self.y, self.fy
@@ -308,14 +305,12 @@ class _Driver:
                 nxt = self.following[active[ex][pe]]
                 K = len(self.t_out)
                 pe = pe[(nxt < K) & (self.t_out[np.minimum(nxt, K - 1)] < t_end[ex][pe])]
-                F = self.extension(pe, ex, ta, ya, step, y_new, arga, Ka)
+                F = self.extension(pe, ex, ya, step, y_new, Ka)
             if F is not None:       # (without, no output lies inside a step)
                 def rows(x):
                     return x[ex][pe]
-                self.nfev += read(f, self.t_out, self.out, self.following, self.project,
-                                  rows(active), rows(ta), rows(ya), Ka[0][pe], rows(step),
-                                  rows(t_end), tuple(rows(a) for a in arga), F,
-                                  None if lam is None else rows(lam))
+                read(self.t_out, self.out, self.following, self.project, rows(active),
+                     rows(ta), rows(ya), rows(step), rows(t_end), F)
             serve_ends(self.t_out, self.out, self.following, self.project, idx,
                         t_end[accept], y_end[accept])
         if self.project is not None and idx.size:
@@ -331,19 +326,16 @@ class _Driver:
                                fy, self.last_err)
             self.mode.renew(active[on_stop])
 
-    def extension(self, pe, ex, ta, ya, step, y_new, arga, Ka):
+    def extension(self, pe, ex, ya, step, y_new, Ka):
         """The continuous extensions of the accepted DOP853 steps at explicit
-        rows ``pe`` (three evaluations; None if there are none)."""
+        rows ``pe`` (no evaluation; None if there are none)."""
         if not pe.size:
             return None
         def rows(x):
             return x[ex][pe]
         with np.errstate(all="ignore"):
-            F = DOP853.dense(self.f, rows(ta), rows(ya), rows(step), rows(y_new),
-                             tuple(rows(a) for a in arga),
-                             Ka if pe.size == Ka.shape[1] else Ka[:, pe])
-        self.nfev += 3
-        return F
+            return DOP853.dense(rows(ya), rows(step), rows(y_new),
+                                Ka if pe.size == Ka.shape[1] else Ka[:, pe])
 
     def _outputs_by(self, t_end):
         """Whether some member's next output time is at or before the latest
@@ -369,9 +361,7 @@ class _Driver:
         q, mq = p[rows], m[rows]
         if F is None:
             with np.errstate(all="ignore"):
-                F = DOP853.dense(self.f, ta[q], ya[q], step[q], y_new[q],
-                                 tuple(a[q] for a in arga), Ka[:, q])
-            self.nfev += 3
+                F = DOP853.dense(ya[q], step[q], y_new[q], Ka[:, q])
         else:                       # events: no stiff members, F's rows are p's
             F = [c[rows] for c in F]
         t_end, y_end = t_new.copy(), y_new.copy()

@@ -2,8 +2,9 @@ r"""Integration methods as objects: a tableau (or rule), an order, an error
 estimate and a step, and the step-size controller they share.
 
 * :data:`DOP853`: the Dormand-Prince 8(5,3) pair of :mod:`symdyn.ode.dop853`
-  (Hairer, Norsett & Wanner, *Solving ODEs I*, II.10), with its continuous
-  extension (dense output, :func:`dense_coefficients`, :func:`interpolate`);
+  (Hairer, Norsett & Wanner, *Solving ODEs I*, II.10), with a continuous
+  extension of order 6 from the step's own stages (dense output,
+  :mod:`symdyn.ode.dense`, :func:`dense_coefficients`, :func:`interpolate`);
   a batch of members steps by one array operation per stage, every linear
   combination summed left to right in a fixed order (:func:`_combine`), so a
   member's result does not depend on its batch;
@@ -31,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import dop853, extrapolation, rosenbrock
+from . import dense, dop853, extrapolation, rosenbrock
 from .control import dop853_norm, error_scale
 
 FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
@@ -208,24 +209,14 @@ def error_norm(K, h, scale, dims=None):
                        scale, scale.shape[1] if dims is None else dims)
 
 
-def dense_coefficients(f, t, y, h, y_new, args, K):
-    """The seven coefficient rows of DOP853's continuous extension on a step.
-
-    ``K`` holds the 13 stages of the step (``K[12] = f(t + h, y_new)``); the
-    three extra stages :math:`k_{13..15}` are evaluated into ``K[13:16]``.
-    With :math:`\\Delta = y_{new} - y`: :math:`F_0 = \\Delta`,
-    :math:`F_1 = h k_0 - \\Delta`, :math:`F_2 = 2\\Delta - h(k_{12} + k_0)`,
-    :math:`F_{3..6} = h \\sum_j D_{ij} k_j` (Hairer, Norsett & Wanner, II.6
-    and ``contd8``). Costs three evaluations of ``f``.
+def dense_coefficients(y, h, y_new, K):
+    """The seven coefficient rows of DOP853's continuous extension on a step,
+    from the step's own 13 stages ``K`` (``K[12] = f(t + h, y_new)``): no
+    evaluation (:mod:`symdyn.ode.dense`, order 6). :math:`F_0 = y_{new} - y`,
+    :math:`F_i = h \\sum_j` ``dense.ROWS[i-1, j]`` :math:`k_j`.
     """
-    for j, c in enumerate(dop853.C_EXTRA):
-        s = _S + 1 + j
-        K[s] = f(t + c * h, y + (h[:, None] * _combine(dop853.A_EXTRA[j, :s], K)
-                                 ).astype(y.dtype, copy=False), *args)
-    delta = y_new - y
-    F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
-    F += [h[:, None] * _combine(row, K) for row in dop853.D]
-    return F
+    tmp = np.empty_like(y)
+    return [y_new - y] + [h[:, None] * _combine(row, K, tmp=tmp) for row in dense.ROWS]
 
 
 def interpolate(F, y, x):
@@ -285,8 +276,8 @@ class Dop853(Method):
 
     ``step(f, t, y, fy, h, t_new, args, K, work=None)`` fills the stages ``K``
     (``K[12] = f(t_new, y_new)``) and returns a :class:`Dop853Step`;
-    ``error(step, h, scale, dims)``; ``dense(f, t, y, h, y_new, args, K)``
-    (:func:`dense_coefficients`) and ``interpolate(F, y, x)``."""
+    ``error(step, h, scale, dims)``; ``dense(y, h, y_new, K)``
+    (:func:`dense_coefficients`, no evaluation) and ``interpolate(F, y, x)``."""
 
     name, order, error_order = "DOP853", dop853.ORDER, dop853.ERROR_ORDER
     dense = staticmethod(dense_coefficients)

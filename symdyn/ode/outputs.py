@@ -4,8 +4,9 @@
 the last output time; :func:`land`: what happens there); :class:`Output`:
 the states at the output times, kept or handed to a ``record`` callback;
 :func:`read`: output times inside the accepted steps, read from DOP853's
-continuous extension (no step ends there: the steps and their number do
-not depend on the output times).
+continuous extension (:mod:`symdyn.ode.dense`: no step ends there and no
+evaluation is spent: the steps and the evaluations do not depend on the
+output times).
 
 Reading the outputs is arithmetic on arrays: every output time inside the
 accepted steps of a sweep, for every member, in one call per chunk of
@@ -21,22 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dop853
-from .methods import dense_coefficients, dop853_step, interpolate
+from .methods import interpolate
 
 #: Output states interpolated at once (rows x components): bounds the memory
 #: of a step that holds many output times (100,000 in one step of a batch).
 OUTPUT_FLOATS = 1 << 18
-#: DOP853's continuous extension follows a mode of rate lambda decaying to
-#: within the step's own error while h lambda <= DENSE_EDGE; past DOP853's
-#: stability limit (about 6.5) it amplifies it (11x at 6, 1e4x at 10: a
-#: Post-LN cluster's contraction read 40x off its tolerance), so outputs
-#: inside such steps are read from sub-steps (:func:`_edge`).
-DENSE_EDGE = 4.0
-SUB_MAX = 16          # sub-steps of one step at most; beyond, a step to each output
 #: Only the accepted steps that hold an output time make DOP853's continuous
-#: extension (3 evaluations): the steps never depend on the output times, and
-#: the evaluations grow with them only until every step holds one.
+#: extension (arithmetic on their stages, no evaluation).
 SOME = "some"
 
 
@@ -120,7 +112,7 @@ def _chunks(found, dim):
         yield tuple(a[lo:lo + size] for a in found)
 
 
-def _serve(t_out, out, following, project, idx, ta, ya, step, t_end, F):
+def read(t_out, out, following, project, idx, ta, ya, step, t_end, F):
     """Save the outputs strictly inside the accepted DOP853 steps (rows of
     ``ta``, ... ; members ``idx``; ``F`` their continuous extensions), read
     from the continuous extension, chunk by chunk of :data:`OUTPUT_FLOATS`."""
@@ -146,63 +138,6 @@ def _polynomial(F, y, x):
         out += row
         out *= x if i % 2 == 0 else 1 - x
     return out + y
-
-
-def read(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, F, z):
-    """The outputs inside the accepted DOP853 steps (members ``idx``, ``F``
-    their continuous extensions): read from ``F``, or, for steps past the
-    dense-output edge (``z``: :math:`h\\lambda`, with ``stiff``; else None),
-    from sub-steps (:func:`_edge`). Returns the evaluations spent."""
-    edge = None if z is None else z > DENSE_EDGE
-    if edge is None or not edge.any():
-        _serve(t_out, out, following, project, idx, ta, ya, step, t_end, F)
-        return 0
-    c = ~edge
-    _serve(t_out, out, following, project, idx[c], ta[c], ya[c], step[c], t_end[c],
-           [x[c] for x in F])
-    return _edge(f, t_out, out, following, project, idx[edge], ta[edge], ya[edge], fa[edge],
-                 step[edge], t_end[edge], tuple(a[edge] for a in args), z[edge])
-
-
-def _edge(f, t_out, out, following, project, idx, ta, ya, fa, step, t_end, args, z):
-    """The outputs inside steps past DOP853's dense-output edge (``z``:
-    :math:`h\\lambda > ` :data:`DENSE_EDGE`), the step left as it is: read
-    from ``ceil(z / DENSE_EDGE)`` DOP853 sub-steps of the step, each with its
-    continuous extension (15 evaluations each, however many outputs), or,
-    beyond :data:`SUB_MAX` sub-steps or where it costs less, one DOP853 step
-    from the step's start to each output (12 evaluations, a row per output). Returns the
-    evaluations spent."""
-    parts = np.ceil(z / DENSE_EDGE).astype(int)
-    K = len(t_out)
-    held = np.searchsorted(t_out, t_end, side="left") - np.minimum(following[idx], K)
-    far = (parts > SUB_MAX) | (12 * held <= 15 * parts)     # the cheaper way
-    nfev = 0
-    if far.any():
-        sub = tuple(a[far] for a in args)
-        for q, m, k in _chunks(_inside(t_out, following, idx[far], t_end[far]), ya.shape[1]):
-            K = np.empty((dop853.N_EXTENDED, len(q), ya.shape[1]), dtype=ya.dtype)
-            tk = t_out[k]
-            with np.errstate(all="ignore"):
-                y = dop853_step(f, ta[far][q], ya[far][q], fa[far][q], tk - ta[far][q], tk,
-                                tuple(a[q] for a in sub), K)
-            out.save(m, k, y if project is None else project(y))
-            nfev += dop853.N_STAGES
-    near = np.flatnonzero(~far)
-    t0, y0, f0, h = ta[near], ya[near].copy(), fa[near].copy(), step[near] / parts[near]
-    for j in range(parts[near].max(initial=0)):
-        r = np.flatnonzero(parts[near] > j)
-        last = parts[near][r] == j + 1
-        t1 = np.where(last, t_end[near][r], t0[r] + h[r])
-        hj = t1 - t0[r]
-        sub = tuple(a[near][r] for a in args)
-        K = np.empty((dop853.N_EXTENDED, len(r), ya.shape[1]), dtype=ya.dtype)
-        with np.errstate(all="ignore"):
-            y1 = dop853_step(f, t0[r], y0[r], f0[r], hj, t1, sub, K)
-            F = dense_coefficients(f, t0[r], y0[r], hj, y1, sub, K)
-        nfev += dop853.N_STAGES + 3
-        _serve(t_out, out, following, project, idx[near][r], t0[r], y0[r], hj, t1, F)
-        t0[r], y0[r], f0[r] = t1, y1, K[dop853.N_STAGES]
-    return nfev
 
 
 def serve_ends(t_out, out, following, project, idx, t_new, y_new):

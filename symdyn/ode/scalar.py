@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import dop853
+from . import dense, dop853
 from .control import controller_or_default, dop853_norm, error_scale
 from .methods import DOP853
 
@@ -72,9 +72,7 @@ _B = _stage(dop853.B)
 _E5 = _row(dop853.E5)
 _E3 = _row(dop853.E3)
 _C = [float(x) for x in dop853.C]
-_A_EXTRA = [_stage(row[: _S + 1 + j]) for j, row in enumerate(dop853.A_EXTRA)]
-_C_EXTRA = [float(x) for x in dop853.C_EXTRA]
-_D = [_row(row) for row in dop853.D]
+_D = [_row(row) for row in dense.ROWS]
 
 
 class GiveUp(Exception):
@@ -100,14 +98,10 @@ def _step(f, t, y, fy, h, t_new, phase, K, dim):
     return y_new
 
 
-def _dense(f, t, y, h, y_new, phase, K, dim):
-    for j, c in enumerate(_C_EXTRA):
-        K[_S + 1 + j] = _call(f, t + c * h, _A_EXTRA[j](K, y, h), phase)
-    delta = [b - a for a, b in zip(y, y_new, strict=True)]
-    F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
-         [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[_S], K[0], strict=True)]]
-    F += [[h * v for v in row(K)] for row in _D]
-    return F
+def _dense(y, h, y_new, K):
+    """:func:`symdyn.ode.methods.dense_coefficients` in floats (no evaluation)."""
+    return ([[b - a for a, b in zip(y, y_new, strict=True)]]
+            + [[h * v for v in row(K)] for row in _D])
 
 
 def _interpolate(F, y, x):
@@ -173,7 +167,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
     fy = _call(f, t, y, phase)
     nfev, nsteps, h = 1, 0, h0       # the first stage; the caller counts h0
     rejected, last_err, last_h = False, 0.0, 1.0
-    K = [None] * dop853.N_EXTENDED
+    K = [None] * (_S + 1)
     for stop in stops:
         while t < stop:
             if nsteps >= max_steps:
@@ -202,10 +196,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
                 last_err, last_h = err, step
             holds = k < len(t_out) and t_out[k] < t_new
             if holds:
-                F = _dense(f, t, y, step, y_new, phase, K, dim)
-                nfev += 3
-                if holds:
-                    k = _outputs(F, y, t, step, t_out, k, t_new, states)
+                k = _outputs(_dense(y, step, y_new, K), y, t, step, t_out, k, t_new, states)
             t, y, fy, h = t_new, y_new, K[_S], new_h
             if k < len(t_out) and t_out[k] == t:
                 states[k] = y

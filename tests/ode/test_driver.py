@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from symdyn.ode import control, dop853, events, methods, rosenbrock
+from symdyn.ode import control, dense, dop853, events, methods, rosenbrock
 from symdyn.ode.events import Event
 from symdyn.ode.integrate import integrate
 
@@ -34,7 +34,7 @@ def _local_errors(method, hs, t0=0.3):
         t, y, hh = np.array([t0]), np.array([[_exact(t0)]]), np.array([h])
         fy = _decay(t, y)
         if method is methods.DOP853:
-            K = np.empty((dop853.N_EXTENDED, 1, 1))
+            K = np.empty((dop853.N_STAGES + 1, 1, 1))
             y1 = method.step(_decay, t, y, fy, hh, t + hh, (), K).y_new
         else:
             J = -np.cos(t)[:, None, None]
@@ -74,7 +74,7 @@ def test_order_sees_a_wrong_ros34pw2_weight(monkeypatch):
 
 def _estimate(h, E5=None):
     t, y, hh = np.array([0.3]), np.array([[_exact(0.3)]]), np.array([h])
-    K = np.empty((dop853.N_EXTENDED, 1, 1))
+    K = np.empty((dop853.N_STAGES + 1, 1, 1))
     done = methods.DOP853.step(_decay, t, y, _decay(t, y), hh, t + hh, (), K)
     return methods.DOP853.error(done, hh, np.ones((1, 1)))[0]
 
@@ -145,9 +145,9 @@ def test_dense_output_between_steps_keeps_the_tolerance():
 
 
 def test_dense_output_sees_a_wrong_coefficient(monkeypatch):
-    D = dop853.D.copy()
-    D[0, 0] += 1e-2
-    monkeypatch.setattr(dop853, "D", D)
+    rows = dense.ROWS.copy()
+    rows[0, 0] += 1e-2
+    monkeypatch.setattr(dense, "ROWS", rows)
     assert _dense_error()[0] > 1e-6
 
 

@@ -11,7 +11,7 @@ from scipy.special import exp1, expi
 import symdyn as sd
 import symdyn.reduced.problem as problem_module
 import symdyn.reduced.solver as solve_module
-from symdyn.ode import control, dop853, methods
+from symdyn.ode import control, dense, dop853, methods
 from symdyn.ode import integrate as integ
 
 # --------------------------------------------------------------------------
@@ -353,24 +353,29 @@ def _dense_against_scipy(T=10.0, rtol=1e-8, atol=1e-10, k=2001):
     return sol, ref.sol(times).T
 
 
-def test_dense_output_equals_scipys_continuous_extension():
+def _dense_errors():
     sol, theirs = _dense_against_scipy()
-    assert sol.success
-    # the same polynomial on (nearly) the same steps: rounding apart, equal
-    assert np.allclose(sol.y[0], theirs, rtol=1e-9, atol=1e-12)
-    # and it is the solution: against a tight reference
     times = np.linspace(0.0, 10.0, 2001)
     tight = solve_ivp(_forced_pendulum, (0.0, 10.0), [1.0, 0.0], method="DOP853",
                       rtol=1e-13, atol=1e-14, t_eval=times).y.T
-    assert np.abs(sol.y[0] - tight).max() < 1e-7
+    return sol, np.abs(sol.y[0] - tight).max(), np.abs(theirs - tight).max()
+
+
+def test_dense_output_is_as_close_as_scipys_continuous_extension():
+    # ours (order 6, no evaluation) against scipy's contd8 (order 7, three
+    # more evaluations a step) on nearly the same steps, both against a tight
+    # reference: measured 1.6e-8 and 1.3e-8 (rtol 1e-8)
+    sol, ours, theirs = _dense_errors()
+    assert sol.success
+    assert ours < 2 * theirs and ours < 1e-7
 
 
 def test_dense_output_test_sees_a_wrong_coefficient(monkeypatch):
-    D = dop853.D.copy()
-    D[2, 7] *= 1 + 1e-3
-    monkeypatch.setattr(dop853, "D", D)
-    sol, theirs = _dense_against_scipy()
-    assert not np.allclose(sol.y[0], theirs, rtol=1e-9, atol=1e-12)
+    rows = dense.ROWS.copy()
+    rows[2, 7] *= 1 + 1e-3
+    monkeypatch.setattr(dense, "ROWS", rows)
+    _, ours, theirs = _dense_errors()
+    assert ours > 2 * theirs
 
 
 def test_output_times_cost_no_steps():
@@ -378,8 +383,7 @@ def test_output_times_cost_no_steps():
         return integ.integrate(_rotation, np.linspace(0, 50, k), [[1.0, 0.0], [0.5, 0.5]],
                                rtol=1e-10, atol=1e-12)
     few, many = run(11), run(20_001)
-    assert np.array_equal(few.nsteps, many.nsteps)
-    assert many.nfev <= 2 * few.nfev
+    assert np.array_equal(few.nsteps, many.nsteps) and few.nfev == many.nfev
     t = np.linspace(0, 50, 20_001)
     exact = np.stack([np.cos(t), -np.sin(t)], axis=1)
     assert np.abs(many.y[0] - exact).max() < 1e-8
