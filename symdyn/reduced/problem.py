@@ -67,7 +67,27 @@ class ReducedRates:
         # equilibria held in place: rare, so the common batch skips their masks
         self.any_fixed, self.any_cluster = bool(np.any(fixed)), bool(np.any(cluster))
 
+    @property
+    def lean(self) -> bool:
+        """The common solve: one phase, no law to check, no equilibrium held,
+        no sensitivities, nothing remembered (:meth:`_lean`)."""
+        return not (len(self.phases) > 1 or self.check_speed or self.any_fixed
+                    or self.any_cluster or self.sens is not None or self.remember)
+
+    def _lean(self, tt, y, values):
+        """The rates where :attr:`lean` holds: the same arithmetic, and ``r > 0``
+        checked by one reduction (NaN fails it too)."""
+        r = y[:, 1]
+        du, dr = self.rates[0](tt, np.exp(y[:, 0]), r, *values)
+        out = np.empty_like(y)
+        out[:, 0], out[:, 1] = du, dr
+        if not np.minimum.reduce(r) > 0:
+            out[~(r > 0)] = np.nan
+        return out
+
     def __call__(self, tt, y, phase, fixed, cluster, member, *values):
+        if self.lean:
+            return self._lean(tt, y, values)
         u, r = y[:, 0], y[:, 1]
         eps = np.where(cluster, 0.0, np.exp(u)) if self.any_cluster else np.exp(u)
         out = np.empty_like(y)
