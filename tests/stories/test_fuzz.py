@@ -226,9 +226,14 @@ def test_random_speed_laws_are_schemes_or_one_value_error(text):
     f = sp.lambdify(list(SCHEME_SYMBOLS.values()), s.speed, "numpy")
     # numpy scalars, as the solvers evaluate: n**(n**n) overflows to inf, where
     # Python floats raise OverflowError (found by hypothesis in a clean clone)
+    # (a Python float that a function hands back, 3**gamma(9), still raises it:
+    # the same +inf; found by hypothesis in a clean clone)
     point = np.array([1.0, 1.0, 0.0, 1.0, 8.0, 1.0])
     with np.errstate(all="ignore"):
-        v = complex(f(*point))
+        try:
+            v = complex(f(*point))
+        except OverflowError:
+            v = complex(np.inf)
     assert v.imag == 0 and v.real > 0
 
 
