@@ -55,14 +55,22 @@ def stage_matrix() -> np.ndarray:
     return A
 
 
+def _conditions(A, order):
+    """The order conditions of at most ``order`` vertices: the matrix of
+    elementary weights (trees x stages) and, per power ``k`` of theta, the
+    right-hand side (``1/gamma`` for the trees of ``k`` vertices, else 0)."""
+    low = [t for p in range(1, order + 1) for t in trees(p)]
+    M = np.array([elementary_weights(t, A) for t in low])
+    return M, lambda k: np.array([1.0 / density(t) if size(t) == k else 0.0 for t in low])
+
+
 def monomial_weights(A: np.ndarray | None = None, order: int = ORDER) -> np.ndarray:
     """``beta`` (``(DEGREE, stages)``): :math:`b(\\theta) = \\sum_k \\theta^{k+1}`
     ``beta[k]``, of the given order, its free directions spent on the next
     order's weighted residuals. Raises ``ArithmeticError`` if the conditions
     leave no free direction or are inconsistent."""
     A = stage_matrix() if A is None else A
-    low = [t for p in range(1, order + 1) for t in trees(p)]
-    M = np.array([elementary_weights(t, A) for t in low])
+    M, rhs_of = _conditions(A, order)
     _, s, vt = np.linalg.svd(M)
     rank = int(np.sum(s > 1e-10 * s[0]))
     if rank == M.shape[1]:
@@ -71,7 +79,7 @@ def monomial_weights(A: np.ndarray | None = None, order: int = ORDER) -> np.ndar
     pinv = np.linalg.pinv(M, rcond=1e-10)
     beta = np.zeros((DEGREE, len(A)))
     for k in range(1, order + 1):               # theta^k: the trees of order k
-        rhs = np.array([1.0 / density(t) if size(t) == k else 0.0 for t in low])
+        rhs = rhs_of(k)
         beta[k - 1] = pinv @ rhs
         if np.abs(M @ beta[k - 1] - rhs).max() > HOLDS:
             raise ArithmeticError(f"the order-{order} conditions are inconsistent")
@@ -95,11 +103,9 @@ def ending_on(beta: np.ndarray, b: np.ndarray, A: np.ndarray | None = None,
     A = stage_matrix() if A is None else A
     out = beta.copy()
     out[-1] += b - beta.sum(axis=0)
-    low = [t for p in range(1, order + 1) for t in trees(p)]
-    M = np.array([elementary_weights(t, A) for t in low])
+    M, rhs_of = _conditions(A, order)
     for k in range(DEGREE):
-        rhs = np.array([1.0 / density(t) if size(t) == k + 1 else 0.0 for t in low])
-        if np.abs(M @ out[k] - rhs).max() > HOLDS:
+        if np.abs(M @ out[k] - rhs_of(k + 1)).max() > HOLDS:
             raise ArithmeticError("the extension's end leaves the order conditions")
     return out
 
