@@ -130,21 +130,21 @@ def scheme(name: SchemeLike, **params) -> Scheme:
     return _built(e, key)
 
 
-def recorded(name: str, params, scheme: SchemeLike | None = None):
+def recorded(name: str, params, given: SchemeLike | None = None):
     """The scheme a result's provenance records (``name``, its ``(name,
     value)`` ``params``) rebuilt: ``(scheme, free values)``, the registry's
-    parameters bound and the free ones returned for the run (``scheme``: a
-    custom scheme, which a name cannot rebuild; the baseline ``"none"``
-    stays a name)."""
-    if scheme is not None:
-        return scheme, {}
+    parameters bound (through :func:`scheme`'s cache) and the free ones
+    returned for the run (``given``: a custom scheme, which a name cannot
+    rebuild; the baseline ``"none"`` stays a name)."""
+    if given is not None:
+        return given, {}
     if name == "none":
         return "none", {}
     if name not in BUILTINS:
         raise ValueError(f"scheme: {name!r} is not a built-in scheme; pass scheme=")
-    free = set(_build(entry(name), {}).defaults)
+    free = set(scheme(name).defaults)
     made = {k: v for k, v in params if k not in free}
-    return _build(entry(name), made), {k: v for k, v in params if k in free}
+    return scheme(name, **made), {k: v for k, v in params if k in free}
 
 
 @lru_cache(maxsize=256)
