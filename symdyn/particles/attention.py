@@ -36,7 +36,7 @@ from .weights import Weights
 
 def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
               identity: bool = False, out=None, work=None, mass=None,
-              split_self: bool = False, causal: bool = False):
+              split_self: bool = False, causal: bool = False, unit: bool = False):
     """``A`` of shape ``(m, n, d)`` for inputs ``Y`` of shape ``(m, n, d)``.
 
     Parameters
@@ -64,13 +64,24 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
     causal : bool
         The causal mask: token ``k`` attends to ``j <= k`` only (with masses,
         the unnormalized ``Z_k`` is the mass seen, :math:`\\sum_{j \\le k} m_j`).
+    unit : bool
+        With ``identity`` and softmax: the rows of ``Y`` are unit vectors, so the
+        largest score of row ``k`` is its own, ``beta`` (Cauchy-Schwarz; a token
+        always sees itself). The scores are shifted by it,
+        :math:`\\beta(\\langle y_k, y_j\\rangle - 1) \\le 0` up to rounding, instead
+        of by each row's maximum (one reduction fewer); masses then weigh the
+        exponentials, :math:`m_j e^{S_{kj}}` (a token of mass 0 does not bound
+        its row: ``Z`` is kept above the smallest normal float).
     """
     b = (beta if isinstance(beta, np.ndarray) and beta.ndim == 3     # shaped by a caller
          else np.asarray(beta, dtype=float).reshape(-1, 1, 1))
     if identity:
         S = np.matmul(Y, Y.swapaxes(-1, -2), out=work)
+        shifted = unit and attention == "softmax"
+        if shifted:             # beta (<y_k, y_j> - 1): G - 1 has no cancellation to lose
+            S -= 1.0
         S *= b
-        return _weigh(S, Y, attention, out, mass, split_self, causal)
+        return _weigh(S, Y, attention, out, mass, split_self, causal, shifted)
     if len(qkv) == 3:
         Q, K, V = qkv
         QK = np.swapaxes(Q, -1, -2) @ K
@@ -88,16 +99,27 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
     return A
 
 
-def _weigh(S, values, attention, out=None, mass=None, split_self=False, causal=False):
+_TINY = np.finfo(float).tiny
+
+
+def _weigh(S, values, attention, out=None, mass=None, split_self=False, causal=False,
+           shifted=False):
     if causal:
         # masked scores are -inf: e^-inf = 0, and the row maximum is a seen token's
         np.copyto(S, -np.inf, where=_upper(S.shape[-1]))
-    if attention == "softmax":
+    if attention == "softmax" and shifted:     # scores <= 0: e^S <= 1, no maximum
+        np.exp(S, out=S)
+        if mass is not None:
+            S *= mass[:, None, :]
+        Z = np.add.reduce(S, axis=-1, keepdims=True)    # S.sum without its wrapper
+        if mass is not None:    # a token of mass 0 whose seen tokens all underflow
+            np.maximum(Z, _TINY, out=Z)
+    elif attention == "softmax":
         if mass is not None:        # m_j e^{S_kj} = e^{S_kj + log m_j}; mass 0: -inf
             with np.errstate(divide="ignore"):
                 S += np.log(mass)[:, None, :]
-        S -= np.maximum.reduce(S, axis=-1, keepdims=True)     # S.max, S.sum without
-        np.exp(S, out=S)                                       # their Python wrappers
+        S -= np.maximum.reduce(S, axis=-1, keepdims=True)
+        np.exp(S, out=S)
         Z = np.add.reduce(S, axis=-1, keepdims=True)
     else:
         with np.errstate(over="ignore"):

@@ -132,7 +132,8 @@ class Field:
             # A = A_off + own * theta_k: P_theta A = A_off - <A_off, theta> theta
             # exactly, without cancelling the token's own O(1) term (attention.py)
             A, own = _attention(Y, hot, None, self.attention, True, out=out, work=work,
-                                mass=mass, split_self=True, causal=self.causal)
+                                mass=mass, split_self=True, causal=self.causal,
+                                unit=not self.raw)
             if self.raw:
                 own = own * rad
             along = _einsum("mnd,mnd->mn", A, theta)

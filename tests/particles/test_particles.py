@@ -72,6 +72,41 @@ def test_softmax_is_stable_at_huge_beta():
     assert np.allclose(A[0], Y)       # each token attends to itself only
 
 
+@pytest.mark.parametrize("beta", [0.3, 4.0, 900.0])
+def test_unit_tokens_shift_their_scores_by_beta(beta):
+    """``unit=True`` shifts the scores by beta instead of each row's maximum:
+    the same attention as the per-token loop (with masses, one of them 0, as a
+    token of mass 2 and one of mass 0), and at beta = 900, where exp(beta)
+    overflows, still finite. Control: rows of norm 2 break the promise, and
+    the same call overflows at large beta."""
+    rng = np.random.default_rng(5)
+    Y = sd.init.sphere(6, 4, seed=1)
+    Y[4] = Y[1] + 1e-9 * rng.normal(size=4)          # a near-copy that will carry mass 0
+    Y /= np.linalg.norm(Y, axis=-1, keepdims=True)
+    I = np.eye(4)[None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = loop_attention(Y, beta, I, I, I, "softmax")
+    A = attention(Y[None], np.array([beta]), None, "softmax", identity=True, unit=True)
+    if np.isfinite(ref).all():
+        assert np.allclose(A[0], ref, rtol=1e-12, atol=1e-14)
+    else:                                   # the loop overflows; the shifted sum does not
+        assert beta > 700 and np.isfinite(A).all()
+        assert np.allclose(A[0], attention(Y[None], np.array([beta]), None, "softmax",
+                                           identity=True)[0], rtol=1e-12, atol=1e-14)
+    mass = np.array([[1.0, 2.0, 1.0, 1.0, 0.0, 1.0]])
+    weighed = attention(Y[None], np.array([beta]), None, "softmax", identity=True,
+                        mass=mass, unit=True)
+    kept = [0, 1, 1, 2, 3, 5]                   # token 1 twice stands for mass 2
+    alone = attention(Y[None, kept], np.array([beta]), None, "softmax", identity=True)
+    assert np.allclose(weighed[0, [0, 1, 2, 3, 5]], alone[0, [0, 1, 3, 4, 5]],
+                       rtol=1e-12, atol=1e-14)
+    assert np.isfinite(weighed).all()       # the mass-0 token's row is defined
+    with np.errstate(over="ignore", invalid="ignore"):       # control: rows of norm 2
+        broken = attention(2 * Y[None], np.array([beta]), None, "softmax", identity=True,
+                           unit=True)
+    assert np.isfinite(broken).all() == (beta < 200)     # break the bound, and overflow
+
+
 # --- layer rules converge to the continuous dynamics with order 1 ------------
 
 LAYER_CASES = sd.schemes() + ["none", sd.custom_scheme("soft-peri", "r*(1 + A_norm)", "a"),
