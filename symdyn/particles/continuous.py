@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base.arithmetic import row_norms
 from ..model import log_clock
 from ..model.piecewise import piecewise_breakpoints
 from ..ode.integrate import integrate
@@ -94,8 +95,7 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
     def project(y):
         y = y.copy()                # C order: th is a view of it
         th = unpack(y)[0]
-        # th / np.linalg.norm(th, axis=-1, keepdims=True), without its wrapper
-        th /= np.sqrt(np.add.reduce(th * th, axis=-1, keepdims=True))
+        th /= row_norms(th)[..., None]
         return y
 
     def record(k, members, y):

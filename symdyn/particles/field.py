@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
+from ..base.arithmetic import einsum, row_norms
 from ..model import log_clock
 from ..model.baseline import NONE
 from ..model.guards import lambdify
@@ -34,10 +35,6 @@ from ..model.symbols import t as t_sym
 from .attention import attention as _attention
 from .attention import of_weights
 
-try:        # the C function np.einsum calls: the same sums, without its Python wrapper
-    from numpy._core.multiarray import c_einsum as _einsum
-except ImportError:                                     # pragma: no cover (numpy 1)
-    _einsum = np.einsum
 
 class Field:
     """(d theta/dt, dr/dt) of a batch, phase by phase."""
@@ -89,7 +86,7 @@ class Field:
         # the stages leave the sphere slightly, and P_theta with |theta| != 1
         # damps the normal direction so strongly that it, not the dynamics,
         # limited explicit steps near a cluster (4.7x more evaluations, Post-LN).
-        theta = theta / np.sqrt(_einsum("mnd,mnd->mn", theta, theta))[..., None]
+        theta = theta / row_norms(theta)[..., None]
         law = self.law_of_phase[phase]
         A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass)
         speed, radial = self.laws[law]
@@ -136,18 +133,18 @@ class Field:
                                 unit=not self.raw)
             if self.raw:
                 own = own * rad
-            along = _einsum("mnd,mnd->mn", A, theta)
+            along = einsum("mnd,mnd->mn", A, theta)
             if self.needs_a:
                 a_k = own + along
             if self.needs_norm:
-                norm = np.sqrt(np.maximum(_einsum("mnd,mnd->mn", A, A)
+                norm = np.sqrt(np.maximum(einsum("mnd,mnd->mn", A, A)
                                           + own * (own + 2 * along), 0.0))
         else:
             A = _attention(Y, hot, qkv, self.attention, False, out=out, work=work,
                            mass=mass, causal=self.causal)
-            along = a_k = _einsum("mnd,mnd->mn", A, theta)
+            along = a_k = einsum("mnd,mnd->mn", A, theta)
             if self.needs_norm:
-                norm = np.sqrt(_einsum("mnd,mnd->mn", A, A))
+                norm = row_norms(A)
         np.multiply(theta, along[..., None], out=tmp)
         A -= tmp
         return A, a_k, norm, hot, hot_fault

@@ -276,9 +276,11 @@ def _case(scheme):
         return (_uniform(), 0.5, LONG), {}, DELTA
     X0 = sd.init.sphere(12, 3, batch=2, seed=3)
     # epsilon of the second member decays like e^(-2.1 t): 5e-18 at t = 45, 1e-26
-    # at 55, where the unmerged run still resolves it; at t = 60 it read 5e-28
-    # against the 5e-31 the decay gives (tokens 2e-14 apart: its atol), noise
-    return (X0, 4.0, [5.0, 20.0, 45.0, 55.0, 200.0]), dict(rtol=1e-12, atol=1e-14), 1e-10
+    # at 55. The unmerged run's own error there (against rtol 1e-13, atol 1e-16):
+    # 2.6e-5 relative at t = 45, 1.1e-2 at 55 (tokens 1e-13 apart, below the
+    # step's error scale): rounding-level changes to the field moved it by 2%,
+    # so t = 55 compares noise and is not read
+    return (X0, 4.0, [5.0, 20.0, 45.0, 200.0]), dict(rtol=1e-12, atol=1e-14), 1e-10
 
 
 @pytest.mark.parametrize("scheme", ["pre-ln", "post-ln"])
