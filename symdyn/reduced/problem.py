@@ -76,12 +76,13 @@ class ReducedRates:
 
     def _lean(self, tt, y, values):
         """The rates where :attr:`lean` holds: the same arithmetic, and ``r > 0``
-        checked by one reduction (NaN fails it too)."""
+        checked by one reduction (NaN fails it too), unless the rate of ``r`` is
+        the number 0 (Post-LN, nGPT): then ``r`` keeps its start, checked there."""
         r = y[:, 1]
         du, dr = self.rates[0](tt, np.exp(y[:, 0]), r, *values)
         out = np.empty_like(y)
         out[:, 0], out[:, 1] = du, dr
-        if not np.minimum.reduce(r) > 0:
+        if (np.ndim(dr) or dr != 0) and not np.minimum.reduce(r) > 0:
             out[~(r > 0)] = np.nan
         return out
 

@@ -83,9 +83,9 @@ def test_unit_tokens_shift_their_scores_by_beta(beta):
     Y = sd.init.sphere(6, 4, seed=1)
     Y[4] = Y[1] + 1e-9 * rng.normal(size=4)          # a near-copy that will carry mass 0
     Y /= np.linalg.norm(Y, axis=-1, keepdims=True)
-    I = np.eye(4)[None]
+    eye = np.eye(4)[None]
     with np.errstate(over="ignore", invalid="ignore"):
-        ref = loop_attention(Y, beta, I, I, I, "softmax")
+        ref = loop_attention(Y, beta, eye, eye, eye, "softmax")
     A = attention(Y[None], np.array([beta]), None, "softmax", identity=True, unit=True)
     if np.isfinite(ref).all():
         assert np.allclose(A[0], ref, rtol=1e-12, atol=1e-14)
