@@ -130,7 +130,7 @@ def scheme(name: SchemeLike, **params) -> Scheme:
     return _built(e, key)
 
 
-def recorded(name: str, params, given: SchemeLike | None = None):
+def from_record(name: str, params, given: SchemeLike | None = None):
     """The scheme a result's provenance records (``name``, its ``(name,
     value)`` ``params``) rebuilt: ``(scheme, free values)``, the registry's
     parameters bound (through :func:`scheme`'s cache) and the free ones

@@ -17,7 +17,7 @@ from ..base.archive import KINDS
 from ..base.provenance import read
 from ..meanfield.circle import MeanField, mean_field
 from ..meanfield.zonal import ZonalMeanField, mean_field_zonal
-from ..model.registry import recorded
+from ..model.registry import from_record
 from ..particles.result import Simulation
 from ..particles.simulation import rerun_simulation
 from ..reduced.solve_result import Trajectory
@@ -65,7 +65,7 @@ def rerun(result, scheme=None, weights=None):
     if isinstance(result, Simulation):
         return rerun_simulation(result, scheme=scheme, weights=weights)
     if isinstance(result, Trajectory):
-        s, _ = recorded(p.scheme, p.params, scheme)
+        s, _ = from_record(p.scheme, p.params, scheme)
         return solve(s, result.n, result.beta, result.gamma0, result.r0, result.t,
                      p.attention, params=dict(result.params) or None, **opts)
     raise ValueError(f"rerun: {type(result).__name__} cannot be rerun yet")

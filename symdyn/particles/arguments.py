@@ -135,8 +135,11 @@ def checked_tokens(X, shape):
 def check_underflow(s, rec, times, clock):
     """Token norms below :data:`~symdyn.model.law_limits.R_UNDERFLOW` are rounding
     (0 or subnormal), not the law's ``r``: an ``ArithmeticError`` naming the
-    first output time (the log clock holds ``log r``: nothing underflows)."""
-    low = np.abs(rec.r) < R_UNDERFLOW if clock == "t" else np.zeros(1, dtype=bool)
+    first output time (the log clock holds ``log r``, a scheme on the sphere
+    ``r = 1``: nothing underflows)."""
+    if clock != "t" or s.on_sphere:
+        return
+    low = np.abs(rec.r) < R_UNDERFLOW
     if low.any():
         m, k, i = np.argwhere(low)[0]
         raise ArithmeticError("simulate: " + underflow(s, rec.r[m, k, i],

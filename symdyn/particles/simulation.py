@@ -49,7 +49,7 @@ from ..base.provenance import Provenance
 from ..model.baseline import NONE, resolve
 from ..model.law_limits import check_speed
 from ..model.parameters import run_parameters
-from ..model.registry import SchemeLike, recorded
+from ..model.registry import SchemeLike, from_record
 from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
@@ -300,7 +300,7 @@ def rerun_simulation(sim: Simulation, t=None, scheme=None, weights=None) -> Simu
     if p.weights == "given" and weights is None:
         raise ValueError("weights: the run was given weight arrays; pass weights=")
     w = weights if weights is not None else p.weights
-    s, free = recorded(p.scheme, p.params, scheme)
+    s, free = from_record(p.scheme, p.params, scheme)
     return simulate(s, sim.x0, beta=np.asarray(p.beta, dtype=float),
                     t=sim.t if t is None else t, weights=None if w == "identity" else w,
                     attention=p.attention, step=p.step, mask=p.mask, kappa=p.kappa,

@@ -84,12 +84,12 @@ def rerun(table, sweep, scheme=None, executor="serial", workers=None) -> SweepTa
 KINDS["SweepTable"] = SweepTable
 
 
-def recorded(value):
+def scheme_record(value):
     """A grid's ``scheme`` axis as the provenance keeps it: names stay names; a
     Scheme is ``{"scheme": registry name, "params": {...}}`` (``"custom": true``
     when the registry does not hold it)."""
     if isinstance(value, (list, tuple)):
-        return [recorded(v) for v in value]
+        return [scheme_record(v) for v in value]
     if not hasattr(value, "speed"):
         return value
     entry = {"scheme": value.name, "params": dict(value.params)}
@@ -97,7 +97,7 @@ def recorded(value):
 
 
 def _schemes(axis, given):
-    """The ``scheme`` axis rebuilt from :func:`recorded` (``given``: custom ones)."""
+    """The ``scheme`` axis rebuilt from :func:`scheme_record` (``given``: custom ones)."""
     if given is not None:
         return given
     one = not isinstance(axis, list)

@@ -240,10 +240,10 @@ def sweep(grid: dict, t: ArrayLike, *, kind: str = "simulate", seeds=None,
                                              len(tasks), save.failed)) from None
     finally:
         report(None)
-    from .sweep_table import SweepTable, recorded  # pandas, on use
+    from .sweep_table import SweepTable, scheme_record  # pandas, on use
 
     table = SweepTable(_grid.table(kind, axes, tasks, results))
-    grid = {**grid, "scheme": recorded(grid["scheme"])} if "scheme" in grid else grid
+    grid = {**grid, "scheme": scheme_record(grid["scheme"])} if "scheme" in grid else grid
     table.attrs.update(tasks=len(tasks), computed=len(seconds), cached=cached,
                        compute_seconds=float(sum(seconds)),
                        wall_seconds=time.perf_counter() - started,
