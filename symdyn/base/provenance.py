@@ -34,6 +34,10 @@ DEFAULTS = {"attention": "softmax", "mask": "full", "kappa": None, "step": None,
             "weights": "identity", "ablations": ()}
 
 
+#: The fields held as (name, value) pairs.
+PAIRS = ("params", "options", "laws")
+
+
 def plain(value):
     """``value`` as JSON can hold it: numpy scalars and arrays as numbers and lists."""
     if isinstance(value, np.ndarray):        # numbers: tolist gives Python's already
@@ -75,7 +79,9 @@ class Provenance:
     ``producer`` names the function (``"simulate"``, ``"solve"``, ...);
     ``params`` and ``options`` are tuples of (name, value) pairs (the scheme's
     parameters; the call's other options, what :func:`symdyn.rerun` passes
-    again).
+    again); ``laws`` too, for a scheme of one's own: its speed, radial rate
+    and temperature as text and its parameters' defaults
+    (:func:`symdyn.model.registry.laws_of`; empty for the registry's schemes).
     """
 
     producer: str
@@ -94,21 +100,23 @@ class Provenance:
     weights: str | None = None
     ablations: tuple = ()
     options: tuple = ()
+    laws: tuple = ()
     version: str = __version__
 
     @classmethod
     def of(cls, producer: str, params=None, options=None, **values) -> Provenance:
         """A provenance with values made JSON-able (``params``, ``options``: dicts)."""
         pairs = {k: tuple((str(a), plain(b)) for a, b in dict(v or {}).items())
-                 for k, v in (("params", params), ("options", options))}
+                 for k, v in (("params", params), ("options", options),
+                              ("laws", values.pop("laws", None)))}
         values = {k: tuple(plain(v)) if k == "ablations" else plain(v)
                   for k, v in values.items()}
         return cls(producer, **pairs, **values)
 
     def replace(self, **values) -> Provenance:
         """This provenance with ``values`` changed (made JSON-able)."""
-        return dataclasses.replace(self, **{k: plain(v) if k not in ("params", "options",
-                                                                      "ablations") else v
+        return dataclasses.replace(self, **{k: plain(v) if k not in PAIRS + ("ablations",)
+                                            else v
                                             for k, v in values.items()})
 
     def summary(self) -> list[tuple[str, str]]:
@@ -118,12 +126,12 @@ class Provenance:
             v = getattr(self, f.name)
             if v is None or v == ():
                 continue
-            if f.name in ("params", "options"):
+            if f.name in PAIRS:
                 v = ", ".join(f"{a}={_short(b)}" for a, b in v if b is not None)
             elif f.name == "ablations":
                 v = ", ".join(v)
             rows.append((f.name.replace("_", " "), v if isinstance(v, str) and f.name in (
-                "params", "options", "ablations") else _short(v)))
+                *PAIRS, "ablations") else _short(v)))
         return rows
 
     def changes(self) -> list[tuple[str, object]]:
@@ -143,7 +151,7 @@ class Provenance:
     @classmethod
     def from_json(cls, text: str) -> Provenance:
         data = json.loads(text)
-        for k in ("params", "options"):
+        for k in PAIRS:
             data[k] = tuple(tuple(p) for p in data.get(k, ()))
         data["ablations"] = tuple(data.get("ablations", ()))
         names = {f.name for f in dataclasses.fields(cls)}

@@ -34,7 +34,7 @@ from .parameters import (
     number_in_range,
     symbols_of,
 )
-from .scheme import Scheme
+from .scheme import GENERIC, Scheme
 from .symbols import SCHEME_SYMBOLS, r, t
 
 #: A scheme argument: a built-in name or a Scheme.
@@ -130,21 +130,53 @@ def scheme(name: SchemeLike, **params) -> Scheme:
     return _built(e, key)
 
 
-def from_record(name: str, params, given: SchemeLike | None = None):
+def from_record(name: str, params, given: SchemeLike | None = None, laws=()):
     """The scheme a result's provenance records (``name``, its ``(name,
     value)`` ``params``) rebuilt: ``(scheme, free values)``, the registry's
     parameters bound (through :func:`scheme`'s cache) and the free ones
-    returned for the run (``given``: a custom scheme, which a name cannot
-    rebuild; the baseline ``"none"`` stays a name)."""
+    returned for the run. ``laws`` (:func:`laws_of`): a scheme of one's own,
+    rebuilt by :func:`custom_scheme` from its recorded text (the one safe
+    parser reads it). ``given``: the scheme itself, for what neither can
+    rebuild; the baseline ``"none"`` stays a name."""
     if given is not None:
         return given, {}
     if name == "none":
         return "none", {}
+    if laws:
+        made = custom_scheme(name, **dict(laws))
+        return made, {k: v for k, v in params if k in made.defaults}
     if name not in BUILTINS:
-        raise ValueError(f"scheme: {name!r} is not a built-in scheme; pass scheme=")
+        raise ValueError(f"scheme: {name!r} is not a built-in scheme and its laws were "
+                         f"not recorded; pass scheme=")
     free = set(scheme(name).defaults)
     made = {k: v for k, v in params if k not in free}
     return scheme(name, **made), {k: v for k, v in params if k in free}
+
+
+def laws_of(s) -> tuple:
+    """What a provenance keeps of a scheme its name and parameters do not
+    rebuild (one of :func:`custom_scheme`): ``(("speed", text), ("radial",
+    text or None), ("temperature", text or None), ("params", defaults))``,
+    the arguments of :func:`custom_scheme` again; ``()`` for the registry's
+    own schemes, the baseline, and a scheme the text does not rebuild (a
+    layer rule of its own, a switch to the sphere, a law the parser does not
+    read back: a rerun needs ``scheme=``)."""
+    if not isinstance(s, Scheme) or s.layer is not GENERIC:
+        return ()
+    if s.name in BUILTINS:
+        try:
+            if from_record(s.name, s.params)[0] == s:
+                return ()
+        except ValueError:
+            pass
+    sphere = s.sphere_until == sp.oo and s.radial == 0
+    laws = (("speed", str(s.speed)), ("radial", None if sphere else str(s.radial)),
+            ("temperature", None if s.temperature == 1 else str(s.temperature)),
+            ("params", dict(s.defaults)))
+    try:                # kept only if the text rebuilds this very scheme
+        return laws if custom_scheme(s.name, **dict(laws)) == s else ()
+    except ValueError:  # a law the parser does not read back (a Piecewise, ...)
+        return ()
 
 
 @lru_cache(maxsize=256)

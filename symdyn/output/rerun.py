@@ -42,8 +42,10 @@ def load(path):
 def rerun(result, scheme=None, weights=None):
     """Run what made ``result`` again (``Simulation``, ``Trajectory``, ``LayerTrace``,
     ``MeanField``, ``ZonalMeanField``, a sweep's table (serially)): the same
-    call, bit-identical arrays. ``scheme`` (a custom scheme) and ``weights``
-    (weights given as arrays) supply what a registry name cannot."""
+    call, bit-identical arrays. A custom scheme is rebuilt from the laws its
+    provenance keeps as text; ``scheme`` (one the text cannot rebuild: a
+    sympy ``Piecewise``, a layer rule of its own) and ``weights`` (weights
+    given as arrays) supply what the record cannot."""
     if "provenance" in getattr(result, "attrs", {}):          # a sweep's table
         from ..studies.sweep_table import rerun as rerun_sweep  # pandas, on use
         return rerun_sweep(result, sweep, scheme)
@@ -65,7 +67,7 @@ def rerun(result, scheme=None, weights=None):
     if isinstance(result, Simulation):
         return rerun_simulation(result, scheme=scheme, weights=weights)
     if isinstance(result, Trajectory):
-        s, _ = from_record(p.scheme, p.params, scheme)
+        s, _ = from_record(p.scheme, p.params, scheme, p.laws)
         return solve(s, result.n, result.beta, result.gamma0, result.r0, result.t,
                      p.attention, params=dict(result.params) or None, **opts)
     raise ValueError(f"rerun: {type(result).__name__} cannot be rerun yet")

@@ -49,7 +49,7 @@ from ..base.provenance import Provenance
 from ..model.baseline import NONE, resolve
 from ..model.law_limits import check_speed
 from ..model.parameters import run_parameters
-from ..model.registry import SchemeLike, from_record
+from ..model.registry import SchemeLike, from_record, laws_of
 from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
@@ -232,6 +232,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     True
     """
     s = resolve(scheme)
+    laws = laws_of(s)               # a scheme of one's own, before its parameters are bound
     if isinstance(s, Scheme):
         s = s.bind(**run_parameters(s, params, legacy, "simulate", SIMULATE_OPTIONS))
     opt = options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock,
@@ -282,7 +283,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
                       opt.threshold, steps, nfev, msg, merged, clock, stiff_steps,
                       {k: out(v) for k, v in rec.bound.items()}, out(rec.spread),
                       out(rec.offset), labels=out(rec.labels), energy=out(rec.energy),
-                      provenance=_provenance(s, X, b, attention, mask, opt, weights, {
+                      provenance=_provenance(s, laws, X, b, attention, mask, opt, weights, {
                           "rtol": rtol, "atol": atol, "save_x": save_x, "clock": clock,
                           "cluster_threshold": cluster_threshold, "merge": merge,
                           "dtype": np.dtype(dtype).name, "method": method}),
@@ -300,15 +301,16 @@ def rerun_simulation(sim: Simulation, t=None, scheme=None, weights=None) -> Simu
     if p.weights == "given" and weights is None:
         raise ValueError("weights: the run was given weight arrays; pass weights=")
     w = weights if weights is not None else p.weights
-    s, free = from_record(p.scheme, p.params, scheme)
+    s, free = from_record(p.scheme, p.params, scheme, p.laws)
     return simulate(s, sim.x0, beta=np.asarray(p.beta, dtype=float),
                     t=sim.t if t is None else t, weights=None if w == "identity" else w,
                     attention=p.attention, step=p.step, mask=p.mask, kappa=p.kappa,
                     seed=p.noise_seed, params=free or None, **opts)
 
 
-def _provenance(s, X, b, attention, mask, opt, weights, given):
-    """What made the run (the scheme by name with its parameters, the noise's seed)."""
+def _provenance(s, laws, X, b, attention, mask, opt, weights, given):
+    """What made the run (the scheme by name with its parameters, or its
+    ``laws``; the noise's seed)."""
     if weights is None or isinstance(weights, str):
         w = weights or "identity"
     else:
@@ -317,7 +319,7 @@ def _provenance(s, X, b, attention, mask, opt, weights, given):
                          scheme=getattr(s, "name", str(s)), n=X.shape[-2], d=X.shape[-1],
                          beta=b[0] if np.all(b == b[0]) else b, attention=attention,
                          mask=mask.lower(), kappa=opt.kappa, noise_seed=opt.seed,
-                         step=opt.step, weights=w)
+                         step=opt.step, weights=w, laws=laws)
 
 
 def _beta(beta, M):

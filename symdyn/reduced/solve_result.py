@@ -12,6 +12,7 @@ import numpy as np
 from ..base.archive import Archived
 from ..base.provenance import Provenance
 from ..model.display import summary_html, summary_text, trajectory_rows
+from ..model.registry import laws_of
 
 
 def provenance(s, n, beta, attention, options) -> Provenance:
@@ -21,7 +22,7 @@ def provenance(s, n, beta, attention, options) -> Provenance:
         x = np.asarray(x, dtype=float)
         return float(x.ravel()[0]) if x.size and np.all(x == x.ravel()[0]) else x
     return Provenance.of("solve", dict(s.params), options, scheme=s.name, n=one(n),
-                         beta=one(beta), attention=attention)
+                         beta=one(beta), attention=attention, laws=laws_of(s))
 
 
 @dataclass(frozen=True, repr=False)

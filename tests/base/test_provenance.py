@@ -13,9 +13,11 @@ import json
 
 import numpy as np
 import pytest
+import sympy as sp
 
 import symdyn as sd
 from symdyn.base.provenance import Provenance
+from symdyn.model.symbols import t as t_sym
 
 
 def _arrays(r):
@@ -94,9 +96,7 @@ def test_save_load_gives_the_same_bytes_and_rerun_the_same_arrays(make, tmp_path
     back = sd.load(path)
     assert type(back) is type(r) and back.provenance == r.provenance
     assert _same_bytes(back, r)
-    custom = None if r.provenance.scheme != "damped" else sd.custom_scheme(
-        "damped", speed="A_norm/(1 + c*t)", params={"c": 0.5})
-    assert _same_bytes(sd.rerun(back, scheme=custom), r)
+    assert _same_bytes(sd.rerun(back), r)      # a custom scheme too: its laws are kept
 
 
 def test_control_a_changed_seed_or_parameter_changes_the_arrays():
@@ -133,9 +133,37 @@ def test_refusals(tmp_path):
     tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[0.0, 1.0], dps=20)
     with pytest.raises(ValueError, match="netCDF-3 keeps real"):
         tr.save(tmp_path / "mp.nc")
-    fam = sd.custom_scheme("mine", speed="A_norm")
-    with pytest.raises(ValueError, match="pass scheme="):
+    # a law the text does not rebuild (a sympy Piecewise): not recorded, scheme= asked
+    fam = sd.custom_scheme("mine", speed=sp.Piecewise((1, t_sym < 5), (2, True)))
+    with pytest.raises(ValueError, match="laws were not recorded; pass scheme="):
         sd.rerun(sd.solve(fam, n=8, beta=1.0, gamma0=0.0, t=[0.0, 1.0]))
+
+
+def test_a_custom_scheme_keeps_its_laws_and_reruns_without_being_given():
+    """The laws as text (the custom_scheme arguments again), read back by the
+    one safe parser: the rerun gives the same bytes (simulate with bound
+    parameters and a temperature, solve on a sphere-leaving law). Controls:
+    a registry scheme keeps none; a changed law changes the arrays; text that
+    is not a law is refused by the parser, never run."""
+    fam = sd.custom_scheme("damped", speed="A_norm/(1 + c*t)", params={"c": 0.5},
+                           temperature="1/(1 + t)")
+    sim = sd.simulate(fam, sd.init.sphere(5, 3, seed=2), beta=2.0, t=[1.0, 4.0],
+                      params={"c": 0.3})
+    assert dict(sim.provenance.laws) == {"speed": "A_norm/(c*t + 1)", "radial": None,
+                                         "temperature": "1/(t + 1)", "params": {"c": 0.5}}
+    assert "laws" in str(sim) and _same_bytes(sd.rerun(sim), sim)
+    peri = sd.custom_scheme("soft-peri", speed="r*(1 + A_norm)", radial="a")
+    tr = sd.solve(peri, n=8, beta=1.0, gamma0=0.2, t=[0.5, 2.0])
+    assert _same_bytes(sd.rerun(tr), tr)
+    assert sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[1.0]).provenance.laws == ()
+    changed = dict(tr.provenance.laws, speed="r*(2 + A_norm)")
+    other = dataclasses.replace(tr, provenance=tr.provenance.replace(
+        laws=tuple(changed.items())))
+    assert not _same_bytes(sd.rerun(other), tr)                       # control
+    hostile = dict(changed, speed="__import__('os').getcwd()")
+    with pytest.raises(ValueError, match="speed"):
+        sd.rerun(dataclasses.replace(tr, provenance=tr.provenance.replace(
+            laws=tuple(hostile.items()))))
 
 
 def test_to_xarray_names_dimensions_and_keeps_the_provenance():
