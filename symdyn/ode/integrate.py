@@ -133,7 +133,9 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         Attempted steps per member before it fails.
     project : callable, optional
         ``project(y)`` maps accepted states back onto a manifold (e.g.
-        renormalizes directions on the sphere).
+        renormalizes directions on the sphere). ``y`` is always rows the
+        driver made for the call (never a view of its state): ``project`` may
+        change it in place and return it.
     record : callable, optional
         ``record(k, members, y)`` receives, instead of storing them (then
         ``BatchSolution.y`` is None), the states ``y[i]`` of ``members[i]`` at

@@ -236,7 +236,8 @@ def interpolate(F, y, x):
     for i, row in enumerate(reversed(F)):
         out += row
         out *= x if i % 2 == 0 else 1 - x
-    return out + y
+    out += y
+    return out
 
 
 class Method(ABC):

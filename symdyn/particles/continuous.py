@@ -92,9 +92,8 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
         # (on the sphere the field's radial part is 0)
         return np.concatenate((dth.reshape(len(y), nd), drr), axis=1, dtype=y.dtype)
 
-    def project(y):
-        y = y.copy()                # C order: th is a view of it
-        th = unpack(y)[0]
+    def project(y):                 # in place: the driver hands over rows of its own
+        th = unpack(y)[0]           # a view of y (C order)
         th /= row_norms(th)[..., None]
         return y
 
