@@ -12,11 +12,12 @@ default) and ``"dop853"``. Side by side with the baseline of 11 output times:
   ``symdyn.ode.dense``: 1.000; Hairer's ``contd8``, 3 more evaluations a
   step, took 615 -> 792 here);
 * the wall time, and the microseconds per output time per member beyond the
-  k = 11 run (target <= 5 us): reading the states (~1 us), projecting them
-  (~1 us), the observables (``particles.result.Recorder``, ~3-5 us) and the
-  speeds (one batched evaluation of the field at the recorded states, ~4.6
-  us); on a CPU without AVX-512 numpy's float64 exp is libm's, ~10 ns, and an
-  output of 16 tokens takes 392 of them (the field's softmax, the energy);
+  k = 11 run (target <= 5 us; about 10 us here): per output (n = 16, chunks
+  of ~1,900 outputs) the field's speeds ~3.4 us (1.3 of them its 256
+  exponentials), the observables (``particles.result.Recorder``) ~2.5 us
+  (1.0 the energy's 136 exponentials), reading the states ~1 us, projecting
+  them ~0.4 us, the rest the recorder's arrays and the merging bookkeeping;
+  on a CPU without AVX-512 numpy's float64 exp is libm's, ~5 ns;
 * for reference, ``scipy.integrate.solve_ivp`` (DOP853, ``dense_output=True``,
   the same tolerances 1e-10 / 1e-12) on the same field, one member, its
   dense output read at the k times (states only, no observables).

@@ -30,6 +30,7 @@ how much the top tenth of the modes carries (a RuntimeWarning above 1e-6).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, replace
 
@@ -50,6 +51,7 @@ from symdyn.base.checks import (
     tolerance,
 )
 from symdyn.base.provenance import Provenance
+from symdyn.ode.control import Controller
 
 
 @dataclass(frozen=True, repr=False)
@@ -175,8 +177,9 @@ class ETDRK4Stepper:
 
         A step ``h`` against two of ``h/2``: ETDRK4 is of order 4, so their
         difference / 15 estimates the error of the pair (Richardson); accepted
-        at most ``tol``; the next step is ``h`` times
-        :math:`\\mathrm{clip}(0.9\\,(\\mathrm{tol}/\\mathrm{err})^{1/5}, 0.2, 2)`, on a
+        below ``tol``; the next step is ``h`` times :data:`DOUBLING`'s factor
+        at exponent -1/5 (:math:`\\mathrm{clip}(0.9\\,(\\mathrm{tol}/
+        \\mathrm{err})^{1/5}, 0.2, 2)`, the integrators' one rule), on a
         ladder of powers of :math:`2^{1/8}` (``_phi``'s cache hits). A pair that
         overflows counts as a rejection (the step shrinks 5x);
         ``unresolved(now, tries, h)`` is raised after :data:`MAX_STEPS`
@@ -190,15 +193,15 @@ class ETDRK4Stepper:
                     nc = self.field(c)
                     one = self.step(c, h, nc)
                     two = self.step(self.step(c, h / 2, nc), h / 2)
-                    err = np.max(np.abs(two - one)) / 15
+                    err = float(np.max(np.abs(two - one))) / 15 / tol
                     tries += 1
                     if tries > MAX_STEPS or h < 1e-15 * max(1.0, now):
                         raise unresolved(now, tries, h)
-                    if not np.isfinite(err):
-                        err = np.inf
-                    if err <= tol:
+                    accept, factor = DOUBLING.factor(err, math.isfinite(err), False, 0.0,
+                                                     -1 / 5)
+                    if accept:
                         now, c, steps = (target if h >= target - now else now + h), two, steps + 1
-                    h *= min(2.0, max(0.2, 0.9 * (tol / max(err, 1e-300)) ** 0.2))
+                    h *= factor
                     h = 2.0 ** (np.floor(8 * np.log2(h)) / 8)
                 out.append(c.copy())
         return np.array(out), steps
@@ -277,6 +280,10 @@ MAX_SOFTMAX_BETA = 1e8
 MAX_TIME = 1e150
 #: Steps (accepted or not) one :func:`mean_field` may take (about 0.1-1 ms each).
 MAX_STEPS = 200_000
+
+#: The step-doubling controller: the integrators' rule (``symdyn.ode.control``),
+#: a step growing at most 2x.
+DOUBLING = Controller(factor_max=2.0)
 
 
 def _unresolved(beta, attention, now, tries, h):

@@ -331,3 +331,20 @@ if __name__ == "__main__":                 # the 20-seed check of the noisy part
               f"{np.abs(means - mf).max():.4f}; least |mean of 4 - control| "
               f"{np.abs(means - ctl).min():.4f}")
     sys.exit(0)
+
+
+def test_step_doubling_reads_the_integrators_controller(monkeypatch):
+    """Both mean-field solvers step by ``circle.DOUBLING`` (the integrators'
+    Controller, growth at most 2x): a timid safety factor takes more steps for
+    the same answer within the tolerance. Control: the default's own count."""
+    from symdyn.meanfield import circle
+    from symdyn.ode.control import Controller
+
+    t = np.linspace(0, 2, 5)
+    base = mean_field(2.0, t, 0.3 ** np.arange(24), modes=48, tol=1e-9)
+    zonal = mean_field_zonal(2.0, t, 0.3 ** np.arange(12), 3, modes=24, tol=1e-9)
+    monkeypatch.setattr(circle, "DOUBLING", Controller(safety=0.5, factor_max=2.0))
+    timid = mean_field(2.0, t, 0.3 ** np.arange(24), modes=48, tol=1e-9)
+    timid_zonal = mean_field_zonal(2.0, t, 0.3 ** np.arange(12), 3, modes=24, tol=1e-9)
+    assert timid.steps > base.steps and timid_zonal.steps > zonal.steps
+    assert np.max(np.abs(timid.order - base.order)) < 1e-7
