@@ -125,19 +125,17 @@ def read(t_out, out, following, project, idx, ta, ya, step, t_end, F):
             y = np.empty((len(q), ya.shape[1]), dtype=ya.dtype)
             for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(q)], strict=True):
                 i = q[a:a + 1]
-                _polynomial([c[i] for c in F], ya[i], x[a:b], out=y[a:b])
+                polynomial_at([c[i] for c in F], ya[i], x[a:b], y[a:b])
         out.save(m, k, y if project is None else project(y))
 
 
-def _polynomial(F, y, x, out=None):
+def polynomial_at(F, y, x, out):
     """:func:`~symdyn.ode.methods.interpolate` of one step (``F``, ``y`` of
-    one row) at many fractions ``x``: the same operations, broadcast (into
-    ``out``, if given)."""
+    one row) at many fractions ``x``: the same operations, broadcast, into
+    the rows ``out`` (the batched driver and the one-member path read steps
+    with many outputs through it)."""
     x = x[:, None]
-    if out is None:
-        out = np.zeros((len(x), y.shape[1]), dtype=y.dtype)
-    else:
-        out[...] = 0.0
+    out[...] = 0.0
     for i, row in enumerate(reversed(F)):
         out += row
         out *= x if i % 2 == 0 else 1 - x

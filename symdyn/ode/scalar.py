@@ -33,6 +33,7 @@ import numpy as np
 from . import dense, dop853
 from .control import controller_or_default, dop853_norm, error_scale
 from .methods import DOP853
+from .outputs import polynomial_at
 
 _S = dop853.N_STAGES
 _ARRAY_OUTPUTS = 8      # outputs inside one step from which numpy reads them
@@ -122,12 +123,9 @@ def _outputs(F, y, t, h, t_out, k, t_new, states):
         for j in range(k, stop):
             states[j] = _interpolate(F, y, (t_out[j] - t) / h)
         return stop
-    x = ((np.asarray(t_out[k:stop]) - t) / h)[:, None]
-    out = np.zeros((stop - k, len(y)))
-    for i, row in enumerate(reversed(F)):
-        out += np.asarray(row)
-        out *= x if i % 2 == 0 else 1 - x
-    states[k:stop] = out + np.asarray(y)
+    x = (np.asarray(t_out[k:stop]) - t) / h
+    states[k:stop] = polynomial_at([np.asarray(row)[None] for row in F],
+                                   np.asarray(y)[None], x, np.empty((stop - k, len(y))))
     return stop
 
 
