@@ -252,6 +252,30 @@ def test_bad_output_times_are_refused(t_out):
         integ.integrate(_rotation, t_out, [[1.0, 0.0]], rtol=1e-8, atol=1e-10)
 
 
+def _van_der_pol(t, y, *_):
+    """A nonlinear field: every stage weight reaches the result."""
+    return np.stack([y[:, 1], 2.0 * (1 - y[:, 0] ** 2) * y[:, 1] - y[:, 0]], axis=1)
+
+
+def test_the_fused_and_the_plain_stage_sums_agree_bit_for_bit(monkeypatch):
+    """Small batches take every stage's products with its later weights at once
+    (``methods._fused``: outer products), large ones one sum at a time
+    (``_combine``): the same products, added in the same order. Control: one
+    weight moved by one ulp changes the bits."""
+    y0 = np.random.default_rng(4).normal(size=(40, 2))
+
+    def run():
+        return integ.integrate(_van_der_pol, [0.5, 3.0], y0, rtol=1e-9, atol=1e-12)
+    fused = run()
+    monkeypatch.setattr(methods, "FUSED_FLOATS", 0)          # every batch: _combine
+    plain = run()
+    assert np.array_equal(fused.y, plain.y) and fused.nfev == plain.nfev
+    A = dop853.A.copy()
+    A[7, 3] = np.nextafter(A[7, 3], 1.0)
+    monkeypatch.setattr(dop853, "A", A)
+    assert not np.array_equal(run().y, plain.y)
+
+
 def test_a_member_does_not_depend_on_its_batch():
     y0 = np.array([[1.0, 0.0], [0.3, 2.0], [5.0, -1.0]])
     batch = integ.integrate(_rotation, [1.0, 7.0], y0, rtol=1e-9, atol=1e-12)
