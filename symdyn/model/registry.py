@@ -143,7 +143,7 @@ def from_record(name: str, params, given: SchemeLike | None = None, laws=()):
     if name == "none":
         return "none", {}
     if laws:
-        made = custom_scheme(name, **dict(laws))
+        made = custom_scheme(name, **_law_arguments(laws))
         return made, {k: v for k, v in params if k in made.defaults}
     if name not in BUILTINS:
         raise ValueError(f"scheme: {name!r} is not a built-in scheme and its laws were "
@@ -151,6 +151,27 @@ def from_record(name: str, params, given: SchemeLike | None = None, laws=()):
     free = set(scheme(name).defaults)
     made = {k: v for k, v in params if k not in free}
     return scheme(name, **made), {k: v for k, v in params if k in free}
+
+
+#: What a record's ``laws`` may hold: :func:`custom_scheme`'s arguments.
+LAW_ARGUMENTS = ("speed", "radial", "temperature", "params")
+
+
+def _law_arguments(laws) -> dict:
+    """``laws`` (read from a file: data) as :func:`custom_scheme`'s keywords,
+    or a ValueError naming what is wrong with them."""
+    try:
+        given = dict(laws)
+    except (TypeError, ValueError):
+        raise ValueError(f"laws: expected (name, value) pairs, got {shown(laws)}") from None
+    unknown = sorted(map(str, set(given) - set(LAW_ARGUMENTS)))
+    if unknown or "speed" not in given:
+        raise ValueError(f"laws: expected {', '.join(LAW_ARGUMENTS)} (speed required), "
+                         f"got {', '.join(map(str, given)) or 'nothing'}")
+    if given.get("params") is not None and not isinstance(given["params"], Mapping):
+        raise ValueError(f"laws: params must map names to numbers, got "
+                         f"{shown(given['params'])}")
+    return given
 
 
 def laws_of(s) -> tuple:

@@ -164,6 +164,11 @@ def test_a_custom_scheme_keeps_its_laws_and_reruns_without_being_given():
     with pytest.raises(ValueError, match="speed"):
         sd.rerun(dataclasses.replace(tr, provenance=tr.provenance.replace(
             laws=tuple(hostile.items()))))
+    for laws, word in (((("speed", "A_norm"), ("open", "1")), "laws: expected"),
+                       ((("radial", "a"),), "speed required"), (5, "pairs"),
+                       ((("speed", "A_norm"), ("params", [1, 2])), "params must map")):
+        with pytest.raises(ValueError, match=word):          # a tampered file: data
+            sd.rerun(dataclasses.replace(tr, provenance=tr.provenance.replace(laws=laws)))
 
 
 def test_to_xarray_names_dimensions_and_keeps_the_provenance():
