@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..base.archive import KINDS
 from ..base.provenance import Provenance, write
+from ..model.registry import from_record, laws_of
 from ..model.registry import scheme as get_scheme
 from ..model.registry import schemes as builtin_names
 
@@ -86,13 +87,17 @@ KINDS["SweepTable"] = SweepTable
 
 def scheme_record(value):
     """A grid's ``scheme`` axis as the provenance keeps it: names stay names; a
-    Scheme is ``{"scheme": registry name, "params": {...}}`` (``"custom": true``
-    when the registry does not hold it)."""
+    Scheme is ``{"scheme": registry name, "params": {...}}``, a custom one with
+    its ``"laws"`` as text (:func:`~symdyn.model.registry.laws_of`), or
+    ``"custom": true`` when no text rebuilds it."""
     if isinstance(value, (list, tuple)):
         return [scheme_record(v) for v in value]
     if not hasattr(value, "speed"):
         return value
     entry = {"scheme": value.name, "params": dict(value.params)}
+    laws = laws_of(value)
+    if laws:
+        return {**entry, "laws": dict(laws)}
     return entry if value.name in builtin_names() else {**entry, "custom": True}
 
 
@@ -104,7 +109,13 @@ def _schemes(axis, given):
     out = []
     for v in [axis] if one else axis:
         if isinstance(v, dict) and v.get("custom"):
-            raise ValueError(f"rerun: the sweep ran the custom scheme {v['scheme']!r}; "
-                             f"pass scheme= (the grid's schemes, in order)")
-        out.append(get_scheme(v["scheme"], **v["params"]) if isinstance(v, dict) else v)
+            raise ValueError(f"rerun: the sweep ran the custom scheme {v['scheme']!r}, "
+                             f"whose laws were not recorded; pass scheme= (the grid's "
+                             f"schemes, in order)")
+        if isinstance(v, dict) and "laws" in v:
+            v = from_record(v["scheme"], tuple(v["params"].items()), None,
+                            tuple(v["laws"].items()))[0]
+        elif isinstance(v, dict):
+            v = get_scheme(v["scheme"], **v["params"])
+        out.append(v)
     return out[0] if one else out

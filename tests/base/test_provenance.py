@@ -293,6 +293,14 @@ def test_a_sweep_table_is_saved_loaded_and_rerun(tmp_path):
     again = sd.rerun(back)
     assert _same_columns(again, df) and again.provenance == p
     assert _same_columns(sd.rerun(df[df["beta"] == 1.0]), df)     # a cut reruns the sweep
+    # a custom scheme's laws ride in the grid's record: rerun without scheme=
+    fam = sd.custom_scheme("damped", speed="A_norm/(1 + c*t)", params={"c": 0.5})
+    own = sd.sweep({"scheme": [fam], "n": [6], "d": [3], "beta": [1.0]}, t=[0.0, 1.0],
+                   seeds=1, executor="serial")
+    assert dict(own.provenance.options)["grid"]["scheme"][0]["laws"]["speed"] == \
+        "A_norm/(c*t + 1)"
+    own.save(tmp_path / "own.nc")
+    assert _same_columns(sd.rerun(sd.load(tmp_path / "own.nc")), own)
     # control: the same sweep with another seed list differs
     changed = back.copy()
     changed.attrs["provenance"] = p.replace(options=tuple(
@@ -300,14 +308,19 @@ def test_a_sweep_table_is_saved_loaded_and_rerun(tmp_path):
     assert not _same_columns(sd.rerun(changed), df)
 
 
-def test_a_solver_sweep_reruns_and_a_custom_scheme_needs_scheme(tmp_path):
+def test_a_solver_sweep_reruns_and_an_unrecorded_custom_scheme_needs_scheme(tmp_path):
     df = sd.sweep({"scheme": ["post-ln", "pre-ln"], "beta": [1.0, 4.0]}, t=[0.0, 10.0],
                   kind="solve", executor="serial")
     df.save(tmp_path / "s.nc")
     assert _same_columns(sd.rerun(sd.load(tmp_path / "s.nc")), df)
-    fam = sd.custom_scheme("mine", speed="A_norm")
+    fam = sd.custom_scheme("mine", speed="A_norm")         # its laws are recorded
     mine = sd.sweep({"scheme": [fam], "beta": [1.0]}, t=[0.0, 1.0], kind="solve",
                     executor="serial")
-    with pytest.raises(ValueError, match="pass scheme="):
-        sd.rerun(mine)
-    assert _same_columns(sd.rerun(mine, scheme=[fam]), mine)
+    assert _same_columns(sd.rerun(mine), mine)
+    # a law the text does not rebuild (a sympy Piecewise): scheme= is asked for
+    kink = sd.custom_scheme("kink", speed=sp.Piecewise((1, t_sym < 0.5), (2, True)))
+    kinked = sd.sweep({"scheme": [kink], "beta": [1.0]}, t=[0.0, 1.0], kind="solve",
+                      executor="serial")
+    with pytest.raises(ValueError, match="laws were not recorded; pass scheme="):
+        sd.rerun(kinked)
+    assert _same_columns(sd.rerun(kinked, scheme=[kink]), kinked)
