@@ -113,8 +113,7 @@ def _schemes(axis, given):
                              f"whose laws were not recorded; pass scheme= (the grid's "
                              f"schemes, in order)")
         if isinstance(v, dict) and "laws" in v:
-            v = from_record(v["scheme"], tuple(v["params"].items()), None,
-                            tuple(v["laws"].items()))[0]
+            v = from_record(v["scheme"], tuple(v["params"].items()), None, v["laws"])[0]
         elif isinstance(v, dict):
             v = get_scheme(v["scheme"], **v["params"])
         out.append(v)
