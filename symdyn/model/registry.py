@@ -175,6 +175,14 @@ def _law_arguments(laws) -> dict:
 
 
 def laws_of(s) -> tuple:
+    """:func:`_laws_of`, once per scheme (schemes are immutable; reading the
+    laws back costs a parse, about 1 ms, that every run of the scheme would
+    repeat)."""
+    return _laws_of(s) if isinstance(s, Scheme) else ()
+
+
+@lru_cache(maxsize=64)
+def _laws_of(s: Scheme) -> tuple:
     """What a provenance keeps of a scheme its name and parameters do not
     rebuild (one of :func:`custom_scheme`): ``(("speed", text), ("radial",
     text or None), ("temperature", text or None), ("params", defaults))``,
@@ -182,7 +190,7 @@ def laws_of(s) -> tuple:
     own schemes, the baseline, and a scheme the text does not rebuild (a
     layer rule of its own, a switch to the sphere, a law the parser does not
     read back: a rerun needs ``scheme=``)."""
-    if not isinstance(s, Scheme) or s.layer is not GENERIC:
+    if s.layer is not GENERIC:
         return ()
     if s.name in BUILTINS:
         try:
