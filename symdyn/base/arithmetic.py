@@ -47,7 +47,7 @@ __all__ = ["FloatPrinter", "einsum", "float_printer", "on_floats", "power", "row
 def power(x, y):
     """``x ** y`` by ``numpy.power`` for arrays and Python floats alike."""
     out = np.power(x, y)
-    return float(out) if np.ndim(out) == 0 else out
+    return out if isinstance(out, np.ndarray) and out.ndim else float(out)
 
 
 def row_norms(x):

@@ -71,7 +71,7 @@ def dop853_norm(sum5, sum3, h, scale, dims):
     ops = _ops(scale)
     if ops is _Arrays:
         e5, e3 = np.divide(sum5, scale), np.divide(sum3, scale)
-        n5, n3 = np.add.reduce(e5 * e5, axis=1), np.add.reduce(e3 * e3, axis=1)
+        n5, n3 = _row_sums(e5 * e5), _row_sums(e3 * e3)
         denom = np.sqrt((n5 + E3_WEIGHT * n3) * dims)
     else:                       # one member: lists, summed left to right
         e5 = [e / s for e, s in zip(sum5, scale, strict=True)]
@@ -79,6 +79,20 @@ def dop853_norm(sum5, sum3, h, scale, dims):
         n5, n3 = sum(e * e for e in e5), sum(e * e for e in e3)
         denom = math.sqrt((n5 + E3_WEIGHT * n3) * dims)
     return ops.where(n5 == 0, 0.0, h * n5 / ops.where(denom > 0, denom, 1.0))
+
+
+def _row_sums(x):
+    """Sums over the last axis of an (m, k) array, left to right: column by
+    column for rows of up to 8 (the order of numpy's reduction there, and of
+    the one-member path's ``sum``; the reduction over a short last axis costs
+    several times its additions), numpy's reduction for longer rows."""
+    k = x.shape[1]
+    if not 0 < k <= 8:
+        return np.add.reduce(x, axis=1)
+    out = x[:, 0].copy()
+    for i in range(1, k):
+        out += x[:, i]
+    return out
 
 
 @dataclass(frozen=True)

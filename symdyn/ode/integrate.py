@@ -39,6 +39,7 @@ Layer 1, ode.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -266,9 +267,8 @@ class _Driver:
                 after_rejection=rejected), self.K, self.work, self.atol, self.rtol, self.dims)
             predicted = self.control.predicted(last_err[sel], step / self.last_h[sel],
                                                DOP853.exponent)
+            finite = _finite_rows(y_new, f_new, err)
         self.nfev += cost
-        finite = (np.isfinite(y_new).all(axis=1) & np.isfinite(f_new).all(axis=1)
-                  & np.isfinite(err))
         accept, new_h = self.control.next_step(step, h_a, err, finite, clipped, rejected,
                                                predicted, mode.exponent(active))
         self.rejected[sel] = ~accept
@@ -297,13 +297,17 @@ class _Driver:
         f, active, t, y, fy = self.f, self.active, self.t, self.y, self.fy
         ex = self.mode.explicit_rows
         idx = active[accept]
+        every = idx.size == accept.size     # every row accepted: no boolean gathers
+
+        def accepted(x):
+            return x if every else x[accept]
         t_end, y_end = t_new, y_new
-        pe = np.flatnonzero(accept[ex])     # accepted DOP853 steps among Ka's rows
-        F = None
         if self.events:
-            t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka, F)
+            t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka)
         if idx.size and self._outputs_by(t_end):
+            F = None
             if self.dense:                  # only the steps that hold an output
+                pe = np.flatnonzero(accept[ex])     # accepted DOP853 steps: Ka's rows
                 nxt = self.following[active[ex][pe]]
                 K = len(self.t_out)
                 pe = pe[(nxt < K) & (self.t_out[np.minimum(nxt, K - 1)] < t_end[ex][pe])]
@@ -314,14 +318,17 @@ class _Driver:
                 read(self.t_out, self.out, self.following, self.project, rows(active),
                      rows(ta), rows(ya), rows(step), rows(t_end), F)
             serve_ends(self.t_out, self.out, self.following, self.project, idx,
-                        t_end[accept], y_end[accept])
+                        accepted(t_end), accepted(y_end))
         if self.project is not None and idx.size:
-            y_end[accept] = self.project(y_end[accept])
+            if every:
+                y_end = self.project(y_end)
+            else:
+                y_end[accept] = self.project(y_end[accept])
         if idx.size == len(t):              # every member accepted: no scatter
             t[:], y[:], fy[:] = t_end, y_end, f_new
         elif idx.size:
-            t[idx] = t_end[accept]
-            y[idx], fy[idx] = y_end[accept], f_new[accept]
+            t[idx] = accepted(t_end)
+            y[idx], fy[idx] = accepted(y_end), accepted(f_new)
         on_stop = accept & clipped & (t_end == stop_time)
         if on_stop.any():
             self.nfev += land(f, self.args, self.stops, active[on_stop], self.stop, t, y,
@@ -395,3 +402,15 @@ class _Driver:
             self.mode.renew(due[changed])
             self.nfev += restart(self.f, self.args, self.stops, due[changed], self.t,
                                   self.y, self.fy, self.last_err)
+
+
+def _finite_rows(y, fy, err):
+    """Per member, whether ``y``, ``fy`` (rows) and ``err`` are all finite. The
+    common case by one sum of each (a NaN or inf reaches it; numpy's
+    reductions over a short last axis cost more than the step's arithmetic),
+    the test entry by entry only when a sum is not finite (finite values may
+    overflow it)."""
+    total = np.add.reduce(y, axis=None) + np.add.reduce(fy, axis=None)
+    if math.isfinite(total + np.add.reduce(err, axis=None)):
+        return np.ones(len(err), dtype=bool)
+    return np.isfinite(y).all(axis=1) & np.isfinite(fy).all(axis=1) & np.isfinite(err)

@@ -82,7 +82,7 @@ class ReducedRates:
         du, dr = self.rates[0](tt, np.exp(y[:, 0]), r, *values)
         out = np.empty_like(y)
         out[:, 0], out[:, 1] = du, dr
-        if (np.ndim(dr) or dr != 0) and not np.minimum.reduce(r) > 0:
+        if (isinstance(dr, np.ndarray) or dr != 0) and not np.minimum.reduce(r) > 0:
             out[~(r > 0)] = np.nan
         return out
 
