@@ -135,16 +135,40 @@ _PLANS = {}
 
 
 def stage_sums_workspace(M, dim, dtype):
-    """Buffers for :func:`_fused`'s sums and products on up to ``M`` members
-    (fewer where a stage of ``M`` would not take the fused path; ``None`` if not
-    one member would). Made once per integration: fresh arrays of up to 8 MB
-    at every step cost more than the sums themselves (the kernel hands out
-    and zeroes new pages; ``benchmarks/solve.py`` measures the step). Flat:
-    a step of ``m`` members takes its first ``2 (13 + 1) m dim`` floats as
-    one contiguous block (numpy's loops over rows strided by ``M`` ran at a
-    quarter of the speed)."""
+    """:class:`StageSums` for up to ``M`` members of ``dim`` components (fewer
+    where a stage of ``M`` would not take the fused path; ``None`` if not one
+    member would). Made once per integration: fresh arrays of up to 8 MB at
+    every step cost more than the sums themselves (the kernel hands out and
+    zeroes new pages; ``benchmarks/solve.py`` measures the step)."""
     members = min(M, FUSED_FLOATS // dim)
-    return np.empty(2 * (_S + 2) * members * dim, dtype=dtype) if members else None
+    return StageSums(members, dim, dtype) if members else None
+
+
+class StageSums:
+    """:func:`_fused`'s sums and products on up to ``members`` members, in one
+    flat buffer: a step of ``m`` members takes its first ``2 (13 + 1) m dim``
+    floats as one contiguous block (numpy's loops over rows strided by the
+    batch size ran at a quarter of the speed). The views a step of ``m``
+    members works on are kept until ``m`` changes (a step makes ~90 of them)."""
+
+    def __init__(self, members, dim, dtype):
+        self.flat = np.empty(2 * (_S + 2) * members * dim, dtype=dtype)
+        self._key = self._views = None
+
+    def views(self, m, dim, plan):
+        """``(S, stages, runs)`` for ``m`` members: the sums ``S`` (14, m, dim);
+        ``stages[s]`` the sum of stage ``s + 1``; ``runs[j]`` per run
+        ``(lo, hi, w)`` of ``plan[j]`` its rows of ``S``, as many rows of
+        scratch, ``w`` and whether it is one row."""
+        key = (m, dim, id(plan))
+        if key != self._key:
+            shape = (2, _S + 2, m, dim)
+            S, tmp = self.flat[: math.prod(shape)].reshape(shape)
+            runs = [[(S[lo], tmp[0], w, True) if hi - lo == 1
+                     else (S[lo:hi], tmp[: hi - lo], w, False) for lo, hi, w in p]
+                    for p in plan]
+            self._views, self._key = (S, list(S[: _S - 1]), runs), key
+        return self._views
 
 
 def _plan(dtype):
@@ -179,13 +203,13 @@ def _fused(f, t, y, fy, h, t_new, args, K, work=None):
     :math:`w_0 k_0`, then :math:`+ w_j k_j` in increasing ``j``, each term
     rounded before it is added, as :func:`_combine`)."""
     plan = _plan(y.dtype)
-    shape = (2, _S + 2) + y.shape
+    m, dim = y.shape
     if work is None:                # the driver's holds every batch that comes here
-        work = np.empty(math.prod(shape), dtype=y.dtype)
-    S, tmp = work[: math.prod(shape)].reshape(shape)
+        work = StageSums(m, dim, y.dtype)
+    S, stages, runs = work.views(m, dim, plan)
     # float32 states stay float32; h spelled out per component: a product of
     # two arrays of one shape skips numpy's broadcasting machinery
-    hs = h[:, None].astype(y.dtype, copy=False).repeat(y.shape[1], axis=1)
+    hs = h[:, None].astype(y.dtype, copy=False).repeat(dim, axis=1)
     times = t + dop853.C[:, None] * h
     K[0] = fy
     einsum("r,md->rmd", plan[0][0][2], K[0], out=S)
@@ -193,7 +217,7 @@ def _fused(f, t, y, fy, h, t_new, args, K, work=None):
         if s < _S:
             # y + h * sum_j a_sj k_j (in-place operators: no out= to parse;
             # + and * commute exactly, so these are the same roundings)
-            stage = S[s - 1]
+            stage = stages[s - 1]
             stage *= hs
             stage += y
             K[s] = f(times[s], stage, *args)
@@ -201,11 +225,12 @@ def _fused(f, t, y, fy, h, t_new, args, K, work=None):
             y_new = np.multiply(hs, S[_S - 1])
             y_new += y
             K[_S] = f(t_new, y_new, *args)
-        for lo, hi, w in plan[s]:   # the products w_r k_s: one rounding each, any path
-            if hi - lo == 1:
-                S[lo] += np.multiply(K[s], w, out=tmp[0])
+        k = K[s]
+        for rows, scratch, w, single in runs[s]:  # the products w_r k_s: one rounding each
+            if single:
+                rows += np.multiply(k, w, out=scratch)
             else:                   # an outer product (numpy's broadcast is 1.5x slower)
-                S[lo:hi] += einsum("r,md->rmd", w, K[s], out=tmp[: hi - lo])
+                rows += einsum("r,md->rmd", w, k, out=scratch)
     return y_new, S[_S], S[_S + 1], S[_S - 2]
 
 
