@@ -36,7 +36,8 @@ from .weights import Weights
 
 def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
               identity: bool = False, out=None, work=None, mass=None,
-              split_self: bool = False, causal: bool = False, unit: bool = False):
+              split_self: bool = False, causal: bool = False, unit: bool = False,
+              row_sums=None):
     """``A`` of shape ``(m, n, d)`` for inputs ``Y`` of shape ``(m, n, d)``.
 
     Parameters
@@ -72,6 +73,10 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         of by each row's maximum (one reduction fewer); masses then weigh the
         exponentials, :math:`m_j e^{S_{kj}}` (a token of mass 0 does not bound
         its row: ``Z`` is kept above the smallest normal float).
+    row_sums : array (m, n), optional
+        With ``unit`` (shifted softmax, identity): receives
+        :math:`Z_k = \sum_j m_j e^{\beta(\langle y_k, y_j\rangle - 1)}`, the
+        energy's kernel sums (:class:`~symdyn.particles.result.Recorder`).
     """
     b = (beta if isinstance(beta, np.ndarray) and beta.ndim == 3     # shaped by a caller
          else np.asarray(beta, dtype=float).reshape(-1, 1, 1))
@@ -81,7 +86,9 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         if shifted:             # beta (<y_k, y_j> - 1): G - 1 has no cancellation to lose
             S -= 1.0
         S *= b
-        return _weigh(S, Y, attention, out, mass, split_self, causal, shifted)
+        if row_sums is not None and not shifted:
+            raise ValueError("row_sums: only the shifted softmax of unit tokens has them")
+        return _weigh(S, Y, attention, out, mass, split_self, causal, shifted, row_sums)
     if len(qkv) == 3:
         Q, K, V = qkv
         QK = np.swapaxes(Q, -1, -2) @ K
@@ -103,7 +110,7 @@ _TINY = np.finfo(float).tiny
 
 
 def _weigh(S, values, attention, out=None, mass=None, split_self=False, causal=False,
-           shifted=False):
+           shifted=False, row_sums=None):
     if causal:
         # masked scores are -inf: e^-inf = 0, and the row maximum is a seen token's
         np.copyto(S, -np.inf, where=_upper(S.shape[-1]))
@@ -114,6 +121,8 @@ def _weigh(S, values, attention, out=None, mass=None, split_self=False, causal=F
         Z = np.add.reduce(S, axis=-1, keepdims=True)    # S.sum without its wrapper
         if mass is not None:    # a token of mass 0 whose seen tokens all underflow
             np.maximum(Z, _TINY, out=Z)
+        if row_sums is not None:
+            row_sums[...] = Z[..., 0]
     elif attention == "softmax":
         if mass is not None:        # m_j e^{S_kj} = e^{S_kj + log m_j}; mass 0: -inf
             with np.errstate(divide="ignore"):

@@ -71,11 +71,23 @@ class Field:
     def phase_at(self, times, side="left"):
         return np.searchsorted(self.bps, times, side=side)
 
-    def __call__(self, tm, theta, rad, beta, phase, draw=None, mass=None):
+    @property
+    def shares_normalizers(self) -> bool:
+        """Whether ``normalizers=`` can receive the softmax's
+        :math:`Z_k = \sum_j m_j e^{\beta(\langle\theta_k, \theta_j\rangle - 1)}`
+        (identity weights, softmax of unit tokens, no temperature law, no mask):
+        then :math:`\sum_{kj} e^{\beta\langle\theta_k, \theta_j\rangle} =
+        e^\beta \sum_k m_k Z_k`, the energy's sum, at no cost."""
+        return (self.w.identity and self.attention == "softmax" and not self.raw
+                and self.tau is None and not self.causal)
+
+    def __call__(self, tm, theta, rad, beta, phase, draw=None, mass=None, normalizers=None):
         """Field of members that share ``phase``: arrays (m, ...).
 
         ``draw`` picks the weights (default: the draw of the phase); ``mass``
-        (m, n) weighs merged tokens (:mod:`symdyn.particles.merging`; mass 0 is frozen). The
+        (m, n) weighs merged tokens (:mod:`symdyn.particles.merging`; mass 0 is
+        frozen); ``normalizers`` (m, n), where :attr:`shares_normalizers`,
+        receives the softmax's row sums. The
         returned direction field lives in a reused buffer: valid until the
         next call. Tokens whose speed is not finite and > 0, or whose ``r``
         is not > 0, get a NaN field (a step through them is rejected), and
@@ -88,7 +100,8 @@ class Field:
         # limited explicit steps near a cluster (4.7x more evaluations, Post-LN).
         theta = theta / row_norms(theta)[..., None]
         law = self.law_of_phase[phase]
-        A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass)
+        A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass,
+                                                    normalizers)
         speed, radial = self.laws[law]
         constant = self.constant[law]
         args = (None if constant is not None and self.on_sphere      # no law to read
@@ -115,7 +128,7 @@ class Field:
                 rho = np.where(frozen, 0.0, rho)
         return A, rho
 
-    def _attend(self, theta, rad, beta, tm, phase, draw, mass):
+    def _attend(self, theta, rad, beta, tm, phase, draw, mass, normalizers=None):
         """``P_theta A`` (in a reused buffer), and ``a``, ``|A|`` where a law reads
         them (else None), at ``beta tau(t)``; with ``(beta tau, why it failed)``."""
         m, n, d = theta.shape
@@ -130,7 +143,7 @@ class Field:
             # exactly, without cancelling the token's own O(1) term (attention.py)
             A, own = _attention(Y, hot, None, self.attention, True, out=out, work=work,
                                 mass=mass, split_self=True, causal=self.causal,
-                                unit=not self.raw)
+                                unit=not self.raw, row_sums=normalizers)
             if self.raw:
                 own = own * rad
             along = einsum("mnd,mnd->mn", A, theta)
@@ -207,14 +220,18 @@ class Field:
             if self.log:
                 self.fault += " (log clock: the time is tau = log(1 + t), the speed s e^-tau)"
 
-    def grouped(self, tm, theta, rad, beta, phase, draw=None, mass=None):
+    def grouped(self, tm, theta, rad, beta, phase, draw=None, mass=None, normalizers=None):
         if len(phase) == 1 or (phase == phase[0]).all():
-            return self(tm, theta, rad, beta, int(phase[0]), draw, mass)
+            return self(tm, theta, rad, beta, int(phase[0]), draw, mass, normalizers)
         dtheta, drho = np.empty_like(theta), np.empty_like(rad)
         for p in np.unique(phase):
             sel = phase == p
+            part = None if normalizers is None else np.empty(rad[sel].shape)
             dtheta[sel], drho[sel] = self(tm[sel], theta[sel], rad[sel], beta[sel], int(p),
-                                          mass=None if mass is None else mass[sel])
+                                          mass=None if mass is None else mass[sel],
+                                          normalizers=part)
+            if part is not None:
+                normalizers[sel] = part
         return dtheta, drho
 
 

@@ -251,8 +251,14 @@ class Recorder:
         tm = np.broadcast_to(np.asarray(tk, dtype=float), (len(members),))
         field.fault = None
         mass = None if merged is None else merged.mass[members]
-        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass)
+        # the energy's kernel sums from the field's softmax where it has them
+        Z = np.empty(rad.shape) if getattr(field, "shares_normalizers", False) else None
+        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass,
+                               **({} if Z is None else {"normalizers": Z}))
         speed = row_norms(dth)
+        # sum_ij e^{beta(<x_i, x_j> - 1)} over the original tokens: sum_k m_k Z_k
+        sums = None if Z is None else (Z.sum(axis=-1) if mass is None
+                                       else einsum("mn,mn->m", Z, mass))
         if merged is not None:
             theta, rad, speed = merged.expand(members, theta, rad, speed)
         if not (all_finite(theta) and all_finite(speed)):
@@ -260,7 +266,7 @@ class Recorder:
                 field.fault or f"non-finite tokens or velocities at "
                                f"{where if isinstance(where, str) else where()}"))
         self(k, members, theta, rad + np.asarray(shift)[..., None], speed,
-             np.reshape(beta, -1))
+             np.reshape(beta, -1), sums)
         if merged is not None:
             flags, self.spread[members, k] = merged.bounds(members, theta)
             self.offset[members, :, k] = merged.offset[members]
@@ -284,14 +290,17 @@ class Recorder:
         own = np.exp(b[:, None] * (np.minimum(flat[:, ::n + 1], 1.0) - 1.0))
         return 2.0 * K.sum(axis=-1) + own.sum(axis=-1)
 
-    def __call__(self, k, members, theta, rad, speed, beta=None):
+    def __call__(self, k, members, theta, rad, speed, beta=None, sums=None):
+        """Record the rows (``sums``: the kernel sums of :meth:`_kernel_sums`
+        when the field gave them, :meth:`observe`)."""
         m, n = theta.shape[:2]
         G = theta @ np.swapaxes(theta, -1, -2)
         if beta is not None:        # E_beta = sum_ij e^{beta <x_i, x_j>} / (2 beta n^2)
             b = np.broadcast_to(beta, (m,))
+            if sums is None:
+                sums = self._kernel_sums(G, b)
             with np.errstate(over="ignore", divide="ignore"):
-                self.energy[members, k] = (self._kernel_sums(G, b) * np.exp(b)
-                                           / (2 * b * n * n))
+                self.energy[members, k] = sums * np.exp(b) / (2 * b * n * n)
         diagonal = G.reshape(m, n * n)[:, ::n + 1]          # a view of each G's diagonal
         self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diagonal.sum(-1)) / (n * (n - 1))
         dev = theta - _ones(n, theta.dtype) @ theta / n      # the mean by one matmul each
