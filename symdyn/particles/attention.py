@@ -75,7 +75,7 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         its row: ``Z`` is kept above the smallest normal float).
     row_sums : array (m, n), optional
         With ``unit`` (shifted softmax, identity): receives
-        :math:`Z_k = \sum_j m_j e^{\beta(\langle y_k, y_j\rangle - 1)}`, the
+        :math:`Z_k = \\sum_j m_j e^{\\beta(\\langle y_k, y_j\\rangle - 1)}`, the
         energy's kernel sums (:class:`~symdyn.particles.result.Recorder`).
     """
     b = (beta if isinstance(beta, np.ndarray) and beta.ndim == 3     # shaped by a caller

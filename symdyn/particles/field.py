@@ -74,10 +74,10 @@ class Field:
     @property
     def shares_normalizers(self) -> bool:
         """Whether ``normalizers=`` can receive the softmax's
-        :math:`Z_k = \sum_j m_j e^{\beta(\langle\theta_k, \theta_j\rangle - 1)}`
+        :math:`Z_k = \\sum_j m_j e^{\\beta(\\langle\\theta_k, \\theta_j\\rangle - 1)}`
         (identity weights, softmax of unit tokens, no temperature law, no mask):
-        then :math:`\sum_{kj} e^{\beta\langle\theta_k, \theta_j\rangle} =
-        e^\beta \sum_k m_k Z_k`, the energy's sum, at no cost."""
+        then :math:`\\sum_{kj} e^{\\beta\\langle\\theta_k, \\theta_j\\rangle} =
+        e^\\beta \\sum_k m_k Z_k`, the energy's sum, at no cost."""
         return (self.w.identity and self.attention == "softmax" and not self.raw
                 and self.tau is None and not self.causal)
 

@@ -294,6 +294,23 @@ def test_the_run_records_labels_and_energy_without_save_x(step, mask):
     assert not np.array_equal(sim.cluster_labels(0.0), sim.labels)
 
 
+
+def test_a_merged_run_weighs_the_fields_row_sums_by_mass():
+    """The energy a continuous run records comes from the field's softmax row
+    sums, sum_k m_k Z_k over the representatives: after merging it is still the
+    energy of every original token. Control: counting each representative once
+    (no masses) is another number at these times."""
+    X0 = sd.init.sphere(32, 8, batch=2, seed=0)
+    t = [30.0, 1e3, 1e12]
+    sim = sd.simulate("post-ln", X0, beta=9.0, t=t, save_x=True)
+    assert sim.merged > 0
+    assert np.allclose(sim.energy, sd.energy(sim.X, 9.0), rtol=1e-12)
+    n = X0.shape[1]
+    reps = [np.unique(x, axis=0) for x in sim.X[:, -1]]          # one row per state
+    unweighted = [np.exp(9.0 * r @ r.T).sum() / (2 * 9.0 * n * n) for r in reps]
+    assert min(len(r) for r in reps) < n
+    assert not np.allclose(sim.energy[:, -1], unweighted, rtol=1e-6)
+
 def test_merged_runs_report_every_token_label():
     X0 = sd.init.sphere(32, 8, batch=2, seed=0)
     sim = sd.simulate("post-ln", X0, beta=9.0, t=[1e3, 1e12], save_x=True)
