@@ -140,11 +140,15 @@ def from_record(name: str, params, given: SchemeLike | None = None, laws=()):
     rebuild; the baseline ``"none"`` stays a name."""
     if given is not None:
         return given, {}
-    if name == "none":
-        return "none", {}
+    if unrecorded(laws):
+        raise ValueError(f"scheme: the run used {name!r}, a scheme of one's own that no "
+                         f"text rebuilds (a Piecewise law, a layer rule of its own): its "
+                         f"laws were not recorded; pass scheme=")
     if laws:
         made = custom_scheme(name, **_law_arguments(laws))
         return made, {k: v for k, v in params if k in made.defaults}
+    if name == "none":
+        return "none", {}
     if name not in BUILTINS:
         raise ValueError(f"scheme: {name!r} is not a built-in scheme and its laws were "
                          f"not recorded; pass scheme=")
@@ -174,6 +178,19 @@ def _law_arguments(laws) -> dict:
     return given
 
 
+#: :func:`laws_of` of a scheme of one's own that no text rebuilds: a rerun of
+#: its results must be given the scheme (``scheme=``), even under a built-in name.
+UNRECORDED = (("speed", None),)
+
+
+def unrecorded(laws) -> bool:
+    """Whether recorded ``laws`` say :data:`UNRECORDED` (as read from a file too)."""
+    try:
+        return bool(laws) and dict(laws).get("speed", "") is None
+    except (TypeError, ValueError):
+        return False
+
+
 def laws_of(s) -> tuple:
     """:func:`_laws_of`, once per scheme (schemes are immutable; reading the
     laws back costs a parse, about 1 ms, that every run of the scheme would
@@ -187,10 +204,11 @@ def _laws_of(s: Scheme) -> tuple:
     rebuild (one of :func:`custom_scheme`): ``(("speed", text), ("radial",
     text or None), ("temperature", text or None), ("params", defaults))``,
     the arguments of :func:`custom_scheme` again; ``()`` for the registry's
-    own schemes, the baseline, and a scheme the text does not rebuild (a
-    layer rule of its own, a switch to the sphere, a law the parser does not
-    read back: a rerun needs ``scheme=``)."""
-    if s.layer is not GENERIC:
+    own schemes and the baseline; :data:`UNRECORDED` for a scheme the text
+    does not rebuild (a layer rule of its own, a switch to the sphere, a law
+    the parser does not read back: a rerun needs ``scheme=``, whatever its
+    name)."""
+    if s.name == "none" and s.layer.name == "none":        # the baseline
         return ()
     if s.name in BUILTINS:
         try:
@@ -198,14 +216,16 @@ def _laws_of(s: Scheme) -> tuple:
                 return ()
         except ValueError:
             pass
+    if s.layer is not GENERIC:
+        return UNRECORDED
     sphere = s.sphere_until == sp.oo and s.radial == 0
     laws = (("speed", str(s.speed)), ("radial", None if sphere else str(s.radial)),
             ("temperature", None if s.temperature == 1 else str(s.temperature)),
             ("params", dict(s.defaults)))
     try:                # kept only if the text rebuilds this very scheme
-        return laws if custom_scheme(s.name, **dict(laws)) == s else ()
+        return laws if custom_scheme(s.name, **dict(laws)) == s else UNRECORDED
     except ValueError:  # a law the parser does not read back (a Piecewise, ...)
-        return ()
+        return UNRECORDED
 
 
 @lru_cache(maxsize=256)

@@ -21,9 +21,8 @@ import pandas as pd
 
 from ..base.archive import KINDS
 from ..base.provenance import Provenance, write
-from ..model.registry import from_record, laws_of
+from ..model.registry import from_record, laws_of, unrecorded
 from ..model.registry import scheme as get_scheme
-from ..model.registry import schemes as builtin_names
 
 #: attrs of a table that are not saved (they describe one run's machine)
 TIMINGS = ("compute_seconds", "wall_seconds")
@@ -96,9 +95,9 @@ def scheme_record(value):
         return value
     entry = {"scheme": value.name, "params": dict(value.params)}
     laws = laws_of(value)
-    if laws:
-        return {**entry, "laws": dict(laws)}
-    return entry if value.name in builtin_names() else {**entry, "custom": True}
+    if unrecorded(laws):            # even under a built-in name
+        return {**entry, "custom": True}
+    return {**entry, "laws": dict(laws)} if laws else entry
 
 
 def _schemes(axis, given):

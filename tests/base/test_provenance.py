@@ -324,3 +324,27 @@ def test_a_solver_sweep_reruns_and_an_unrecorded_custom_scheme_needs_scheme(tmp_
     with pytest.raises(ValueError, match="laws were not recorded; pass scheme="):
         sd.rerun(kinked)
     assert _same_columns(sd.rerun(kinked, scheme=[kink]), kinked)
+
+
+def test_a_custom_scheme_under_a_builtin_name_is_not_rerun_as_the_builtin(tmp_path):
+    """A scheme of one's own named "post-ln" whose laws no text rebuilds (a
+    Piecewise speed) is recorded as unrecorded, through a file too: rerun and a
+    sweep's rerun ask for scheme= instead of running the registry's Post-LN
+    (which gave tokens 0.25 away). Control: the registry's Post-LN reruns
+    without it, and with scheme= the custom one reruns bit for bit."""
+    kink = sd.custom_scheme("post-ln", speed=sp.Piecewise((1 + t_sym, t_sym < 1), (2, True)))
+    X0 = sd.init.sphere(5, 3, seed=0)
+    sim = sd.simulate(kink, X0, beta=1.0, t=[2.0], save_x=True)
+    sim.save(tmp_path / "k.nc")
+    for result in (sim, sd.load(tmp_path / "k.nc")):
+        with pytest.raises(ValueError, match="laws were not recorded; pass scheme="):
+            sd.rerun(result)
+    assert np.array_equal(sd.rerun(sim, scheme=kink).X, sim.X)
+    plain = sd.simulate("post-ln", X0, beta=1.0, t=[2.0], save_x=True)
+    assert np.array_equal(sd.rerun(plain).X, plain.X)
+    assert not np.allclose(plain.X, sim.X, atol=1e-3)          # the two differ
+    swept = sd.sweep({"scheme": [kink], "beta": [1.0]}, t=[0.0, 1.0], kind="solve",
+                     executor="serial")
+    with pytest.raises(ValueError, match="laws were not recorded; pass scheme="):
+        sd.rerun(swept)
+    assert _same_columns(sd.rerun(swept, scheme=[kink]), swept)
