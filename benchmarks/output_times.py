@@ -12,12 +12,14 @@ default) and ``"dop853"``. Side by side with the baseline of 11 output times:
   ``symdyn.ode.dense``: 1.000; Hairer's ``contd8``, 3 more evaluations a
   step, took 615 -> 792 here);
 * the wall time, and the microseconds per output time per member beyond the
-  k = 11 run (target <= 5 us; about 10 us here): per output (n = 16, chunks
-  of ~1,900 outputs) the field's speeds ~3.4 us (1.3 of them its 256
-  exponentials), the observables (``particles.result.Recorder``) ~2.5 us
-  (1.0 the energy's 136 exponentials), reading the states ~1 us, projecting
-  them ~0.4 us, the rest the recorder's arrays and the merging bookkeeping;
-  on a CPU without AVX-512 numpy's float64 exp is libm's, ~5 ns;
+  k = 11 run (target <= 5 us; about 8.7 us here): per output (n = 16, chunks
+  of ~1,900 outputs) the field's speeds ~3.9 us (1.7 of them its 256
+  exponentials, whose row sums also give the energy: ``Field.shares_normalizers``),
+  the other observables (``particles.result.Recorder``) ~1.5 us (0.5 the Gram
+  matrix), reading the states ~0.9 us, projecting them ~0.5 us, the rest
+  (~1.8 us) the recorder's arrays and the merging bookkeeping; on a CPU without
+  AVX-512 numpy's float64 exp is libm's, ~6.6 ns, so the exponentials, Gram
+  matrices, attention products, polynomial and projection alone come to ~4.5 us;
 * for reference, ``scipy.integrate.solve_ivp`` (DOP853, ``dense_output=True``,
   the same tolerances 1e-10 / 1e-12) on the same field, one member, its
   dense output read at the k times (states only, no observables).
