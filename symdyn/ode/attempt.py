@@ -19,7 +19,7 @@ from .methods import DOP853
 _S = dop853.N_STAGES
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class Attempt:
     """The active members' step attempt: their indices (``sel``: the same, or
     a slice when every member is active), times, states, first stages, step

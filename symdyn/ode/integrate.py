@@ -209,6 +209,7 @@ class _Driver:
         self.dense = stops.dense(t_out)          # which steps make their extension
         self.out = Output(record, M, len(t_out), dim)
         self.following = np.zeros(M, dtype=int)      # index of each member's next output
+        self._earliest = None       # the earliest next output time (None: not known)
         self.t, self.y = np.zeros(M), y0.copy()
         self.fy = f(self.t, self.y, stops.phase(self.t), *args)
         if t_out[0] == 0:
@@ -282,8 +283,9 @@ class _Driver:
         if self.refresh is not None:
             self.renew(active[accept])
         h[sel] = new_h
-        self.nsteps[sel] += 1
-        failed = (too_small & ~accept) | (self.nsteps[sel] >= max_steps)
+        nsteps = self.nsteps[sel] + 1
+        self.nsteps[sel] = nsteps
+        failed = (too_small & ~accept) | (nsteps >= max_steps)
         if failed.any():
             self.failed[active[failed]] = True
         done = (self.stop[sel] >= len(self.stops.times)) | failed
@@ -319,6 +321,7 @@ class _Driver:
                      rows(ta), rows(ya), rows(step), rows(t_end), F)
             serve_ends(self.t_out, self.out, self.following, self.project, idx,
                         accepted(t_end), accepted(y_end))
+            self._earliest = None           # following moved
         if self.project is not None and idx.size:
             if every:
                 y_end = self.project(y_end)
@@ -349,9 +352,10 @@ class _Driver:
     def _outputs_by(self, t_end):
         """Whether some member's next output time is at or before the latest
         step's end (else no output is served: no output inside any step)."""
-        K = len(self.t_out)
-        first = self.following.min()
-        return first < K and self.t_out[first] <= t_end.max()
+        if self._earliest is None:      # following only moves when outputs are served
+            first = self.following.min()
+            self._earliest = self.t_out[first] if first < len(self.t_out) else np.inf
+        return self._earliest <= t_end.max()
 
     def locate(self, accept, ta, ya, step, t_new, y_new, arga, Ka, F=None):
         """Evaluate the events after the accepted steps; locate the first root

@@ -74,6 +74,12 @@ class ReducedRates:
         return not (len(self.phases) > 1 or self.check_speed or self.any_fixed
                     or self.any_cluster or self.sens is not None or self.remember)
 
+    def lean_rates(self, tt, y, phase, *values):
+        """The rates where :attr:`lean` holds, called as the driver calls a field
+        given only the law's values ``(n, beta, ...)`` (the masks and member
+        indices that only the full path reads are not gathered at every sweep)."""
+        return self._lean(tt, y, values)
+
     def _lean(self, tt, y, values):
         """The rates where :attr:`lean` holds: the same arithmetic, and ``r > 0``
         checked by one reduction (NaN fails it too), unless the rate of ``r`` is
@@ -217,8 +223,10 @@ class BatchProblem:
 
     def solve(self, times, **options):
         """``integrate`` on the batch; a failure raises with its cause."""
-        sol = integrate(self.field, times, self.y0, self.args, rtol=self.rtol,
-                        atol=self.atol, breakpoints=self.system.breakpoints, **options)
+        field, args = ((self.field.lean_rates, self.args[3:]) if self.field.lean
+                       else (self.field, self.args))
+        sol = integrate(field, times, self.y0, args, rtol=self.rtol, atol=self.atol,
+                        breakpoints=self.system.breakpoints, **options)
         if not sol.success:
             raise self.failure(times, sol, options)
         return sol
