@@ -178,17 +178,22 @@ def one_member(rounds=9, calls=50):
 
 @contextlib.contextmanager
 def counting_rows(rows):
-    """Count the members of every right-hand-side evaluation (appended to ``rows``)."""
-    call = problem.ReducedRates.__call__
+    """Count the members of every right-hand-side evaluation (appended to ``rows``):
+    the full path and the lean one the solve calls."""
+    saved = {name: getattr(problem.ReducedRates, name) for name in ("__call__", "lean_rates")}
 
-    def counted(self, tt, *args):
-        rows.append(len(tt))
-        return call(self, tt, *args)
-    problem.ReducedRates.__call__ = counted
+    def counting(call):
+        def counted(self, tt, *args):
+            rows.append(len(tt))
+            return call(self, tt, *args)
+        return counted
+    for name, call in saved.items():
+        setattr(problem.ReducedRates, name, counting(call))
     try:
         yield
     finally:
-        problem.ReducedRates.__call__ = call
+        for name, call in saved.items():
+            setattr(problem.ReducedRates, name, call)
 
 
 def fixed_costs(before=None):
