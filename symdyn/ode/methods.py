@@ -153,21 +153,20 @@ class StageSums:
 
     def __init__(self, members, dim, dtype):
         self.flat = np.empty(2 * (_S + 2) * members * dim, dtype=dtype)
-        self._key = self._views = None
+        self._shape = self._plan = self._views = None
 
     def views(self, m, dim, plan):
         """``(S, stages, runs)`` for ``m`` members: the sums ``S`` (14, m, dim);
         ``stages[s]`` the sum of stage ``s + 1``; ``runs[j]`` per run
         ``(lo, hi, w)`` of ``plan[j]`` its rows of ``S``, as many rows of
         scratch, ``w`` and whether it is one row."""
-        key = (m, dim, id(plan))
-        if key != self._key:
+        if (m, dim) != self._shape or plan is not self._plan:
             shape = (2, _S + 2, m, dim)
             S, tmp = self.flat[: math.prod(shape)].reshape(shape)
             runs = [[(S[lo], tmp[0], w, True) if hi - lo == 1
                      else (S[lo:hi], tmp[: hi - lo], w, False) for lo, hi, w in p]
                     for p in plan]
-            self._views, self._key = (S, list(S[: _S - 1]), runs), key
+            self._views, self._shape, self._plan = (S, list(S[: _S - 1]), runs), (m, dim), plan
         return self._views
 
 

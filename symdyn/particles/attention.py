@@ -74,20 +74,22 @@ def attention(Y: np.ndarray, beta: np.ndarray, qkv, attention: str = "softmax",
         exponentials, :math:`m_j e^{S_{kj}}` (a token of mass 0 does not bound
         its row: ``Z`` is kept above the smallest normal float).
     row_sums : array (m, n), optional
-        With ``unit`` (shifted softmax, identity): receives
+        With ``identity`` and ``unit``, unmasked softmax: receives
         :math:`Z_k = \\sum_j m_j e^{\\beta(\\langle y_k, y_j\\rangle - 1)}`, the
         energy's kernel sums (:class:`~symdyn.particles.result.Recorder`).
     """
     b = (beta if isinstance(beta, np.ndarray) and beta.ndim == 3     # shaped by a caller
          else np.asarray(beta, dtype=float).reshape(-1, 1, 1))
+    if row_sums is not None and not (identity and unit and attention == "softmax"
+                                     and not causal):
+        raise ValueError("row_sums: only the unmasked softmax of unit tokens with identity "
+                         "weights has them (identity=True, unit=True, causal=False)")
     if identity:
         S = np.matmul(Y, Y.swapaxes(-1, -2), out=work)
         shifted = unit and attention == "softmax"
         if shifted:             # beta (<y_k, y_j> - 1): G - 1 has no cancellation to lose
             S -= 1.0
         S *= b
-        if row_sums is not None and not shifted:
-            raise ValueError("row_sums: only the shifted softmax of unit tokens has them")
         return _weigh(S, Y, attention, out, mass, split_self, causal, shifted, row_sums)
     if len(qkv) == 3:
         Q, K, V = qkv

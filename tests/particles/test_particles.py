@@ -111,7 +111,7 @@ def test_unit_tokens_shift_their_scores_by_beta(beta):
 def test_unit_softmax_hands_out_its_row_sums():
     """``row_sums``: Z_k = sum_j m_j e^{beta(<y_k, y_j> - 1)}, summed here term by
     term (a token of mass 2 counted twice, one of mass 0 not at all). Control:
-    scores shifted by each row's maximum have no such sums, and say so."""
+    scores shifted by each row's maximum, or masked, have no such sums, and say so."""
     Y = sd.init.sphere(5, 3, batch=2, seed=4)
     beta = np.array([2.0, 30.0])
     mass = np.array([[1.0, 2.0, 0.0, 1.0, 1.0], [1.0] * 5])
@@ -120,8 +120,9 @@ def test_unit_softmax_hands_out_its_row_sums():
     G = np.einsum("mkd,mjd->mkj", Y, Y)
     ref = np.einsum("mkj,mj->mk", np.exp(beta[:, None, None] * (G - 1)), mass)
     assert np.allclose(Z, ref, rtol=1e-13, atol=0)
-    with pytest.raises(ValueError, match="row_sums"):
-        attention(Y, beta, None, "softmax", identity=True, row_sums=Z)
+    for kind in ({}, {"causal": True, "unit": True}):
+        with pytest.raises(ValueError, match="row_sums"):
+            attention(Y, beta, None, "softmax", identity=True, row_sums=Z, **kind)
 
 # --- layer rules converge to the continuous dynamics with order 1 ------------
 
