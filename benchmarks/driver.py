@@ -22,14 +22,25 @@ Second table, one member (``sd.solve`` of a single parameter set, Post-LN
 and Pre-LN to t = 20): the scalar path (:mod:`symdyn.ode.scalar`, the
 driver's arithmetic on Python floats) against the driver itself on a batch
 of one, and that the two answers are equal bit for bit.
+
+Third table, the step's own cost (issue 35, item 5): on a field that costs
+next to nothing (``dy/dt = lambda y``, two components per member, every
+member active), the CPU time per DOP853 step of
+:func:`symdyn.ode.integrate.integrate` minus its 12 evaluations, for 1, 10
+and 300 members, beside ``solve_ivp`` (DOP853, one member) on the same field:
+what a small run pays per step whatever its field.
 """
 
+
+import time
 
 import numpy as np
 from scipy.integrate import solve_ivp
 from solve import best  # benchmarks/solve.py: best of a few timed calls
 
 import symdyn as sd
+from symdyn.ode.dop853 import N_STAGES
+from symdyn.ode.integrate import integrate
 from symdyn.reduced import solver
 from symdyn.reduced.problem import U_RTOL, u_atol
 from symdyn.studies.phase_diagram import equiangular_time
@@ -138,5 +149,46 @@ def one_member():
     print("x: the driver on a batch of one / the scalar path")
 
 
+def step_cost():
+    print("\nthe step's own cost: dy/dt = lambda y, 2 components a member, to t = 50, "
+          "CPU time, best of 10")
+    print(f"{'members':>8}{'steps':>7}{'us/step':>9}{'field us':>10}{'own us/step':>13}")
+    for M in (1, 10, 300):
+        lam = np.full(M, -1.5)          # one rate: every member takes the same steps
+        y0 = np.ones((M, 2))
+
+        def f(t, y, phase, lam=lam):
+            return y * lam[:, None]
+
+        def run(f=f, y0=y0):
+            return integrate(f, np.array([50.0]), y0, rtol=RTOL, atol=ATOL)
+        t_run, sol = cpu_best(run, 10)
+        steps = int(sol.nsteps.max())
+        t_f = cpu_best(lambda f=f, y0=y0: [f(0.0, y0, None) for _ in range(1000)], 5)[0] / 1000
+        own = t_run / steps - N_STAGES * t_f
+        print(f"{M:>8}{steps:>7}{t_run / steps * 1e6:>9.1f}{t_f * 1e6:>10.2f}{own * 1e6:>13.1f}")
+    lam = -1.5
+    t_run, sol = cpu_best(lambda: solve_ivp(lambda t, y: y * lam, (0.0, 50.0), np.ones(2),
+                                            method="DOP853", rtol=RTOL, atol=ATOL), 10)
+    steps = (sol.nfev - 2) / 12
+    t_f = cpu_best(lambda: [(lambda t, y: y * lam)(0.0, np.ones(2)) for _ in range(1000)],
+                   5)[0] / 1000
+    print(f"{'solve_ivp':>8}{steps:>7.0f}{t_run / steps * 1e6:>9.1f}{t_f * 1e6:>10.2f}"
+          f"{(t_run / steps - N_STAGES * t_f) * 1e6:>13.1f}")
+    print(f"own: per step, less the field's {N_STAGES} evaluations of a DOP853 step "
+          f"(first stage the last's, as in solve_ivp)")
+
+
+def cpu_best(call, repeat):
+    """The least CPU time of ``repeat`` calls, and the last result."""
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = call()
+        times.append(time.process_time() - t0)
+    return min(times), out
+
+
 if __name__ == "__main__":
     main()
+    step_cost()
