@@ -82,12 +82,13 @@ def dop853_norm(sum5, sum3, h, scale, dims):
 
 
 def _row_sums(x):
-    """Sums over the last axis of an (m, k) array, left to right: column by
-    column for rows of up to 8 (the order of numpy's reduction there, and of
-    the one-member path's ``sum``; the reduction over a short last axis costs
-    several times its additions), numpy's reduction for longer rows."""
+    """Sums over the last axis of an (m, k) array: for rows of fewer than 8,
+    left to right column by column (the one-member path's ``sum``, and what
+    numpy's reduction gave on this project's CPUs; that reduction over a short
+    last axis costs several times its additions); numpy's reduction for
+    longer rows."""
     k = x.shape[1]
-    if not 0 < k <= 8:
+    if not 0 < k < 8:
         return np.add.reduce(x, axis=1)
     out = x[:, 0].copy()
     for i in range(1, k):

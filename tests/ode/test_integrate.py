@@ -424,3 +424,37 @@ def test_outputs_through_record_arrive_in_time_order():
     for m in (0, 1):
         ks = [k for k, mm in seen if mm == m]
         assert ks == list(range(301))
+
+
+def test_finite_rows_by_sums_agree_with_the_elementwise_test():
+    """``integrate._finite_rows`` (one sum of each array, the elementwise test
+    only when a sum is not finite) flags exactly the rows with a NaN or an
+    inf, and not rows of finite values whose sum overflows (control: the sum
+    alone would flag them)."""
+    rng = np.random.default_rng(3)
+    y, fy, err = rng.normal(size=(7, 5)), rng.normal(size=(7, 5)), rng.random(7)
+    assert integ._finite_rows(y, fy, err).all()
+    y[1, 2], fy[3, 0], err[5] = np.nan, -np.inf, np.inf
+    y[4] = 1e308                                            # finite, its sum overflows
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = integ._finite_rows(y, fy, err)
+        assert not np.isfinite(y[4].sum())                  # control
+    want = np.isfinite(y).all(axis=1) & np.isfinite(fy).all(axis=1) & np.isfinite(err)
+    assert np.array_equal(got, want) and got[4] and list(np.flatnonzero(~got)) == [1, 3, 5]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 7, 8, 9, 40])
+def test_error_norm_row_sums_are_left_to_right_where_short(k):
+    """``control._row_sums``: for rows of fewer than 8 the left-to-right sum
+    of the one-member path (Python's ``sum``, IEEE additions: any CPU) bit
+    for bit; numpy's reduction for longer rows. Control: a reordered sum
+    differs on these values."""
+    rng = np.random.default_rng(k)
+    x = rng.normal(size=(50, k)) * 10.0 ** rng.integers(-8, 9, size=(50, k))
+    got = control._row_sums(x)
+    if k < 8:
+        assert np.array_equal(got, [sum(row.tolist()) for row in x])
+    else:
+        assert np.array_equal(got, np.add.reduce(x, axis=1))
+    if k >= 3:                                              # control
+        assert not np.array_equal(got, [sum(row.tolist()[::-1]) for row in x])
