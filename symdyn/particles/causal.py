@@ -193,6 +193,8 @@ class Grouped:
         else:
             setattr(self.field, name, value)
 
-    def grouped(self, tm, theta, rad, beta, phase, draw=None, mass=None):
+    def grouped(self, tm, theta, rad, beta, phase, draw=None, mass=None, normalizers=None):
+        if normalizers is not None:     # a masked field never shares them (Field)
+            raise ValueError("normalizers: the causal field has none to share")
         return group_field(self.field, self.merged, self.member, tm, theta, rad, beta,
                            phase, draw)

@@ -252,9 +252,8 @@ class Recorder:
         field.fault = None
         mass = None if merged is None else merged.mass[members]
         # the energy's kernel sums from the field's softmax where it has them
-        Z = np.empty(rad.shape) if getattr(field, "shares_normalizers", False) else None
-        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass,
-                               **({} if Z is None else {"normalizers": Z}))
+        Z = np.empty(rad.shape) if field.shares_normalizers else None
+        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass, Z)
         speed = row_norms(dth)
         # sum_ij e^{beta(<x_i, x_j> - 1)} over the original tokens: sum_k m_k Z_k
         sums = None if Z is None else (Z.sum(axis=-1) if mass is None
