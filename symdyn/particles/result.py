@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 
 from ..base.archive import Archived
 from ..base.arithmetic import einsum, row_norms
@@ -151,45 +150,6 @@ def check_outputs(t, M, n, d, save_x):
     per = 8 * (7 + 4 * n + (n * d if save_x else 0)) + 5
     memory(2 * M * K * per, f"t: {K:,} output times x {M:,} member(s) of {n} tokens "
                             f"(the recorded observables{', save_x' if save_x else ''})")
-
-
-#: Graphs of at most this many tokens are labelled here (a few numpy calls for the
-#: batch); larger ones by scipy, one graph at a time.
-SMALL_GRAPH = 64
-
-
-def components(linked: np.ndarray, links: np.ndarray | None = None) -> np.ndarray:
-    """The number of connected components of each graph ``linked`` (m, n, n):
-    symmetric, its diagonal set (``links``: its count of True, if known).
-
-    A complete graph has one, one without edges ``n``; the others: small
-    graphs by labels (every token takes the smallest label among its
-    neighbours and itself, then the label of that label: labels only
-    decrease and stay within the component; where no label changes, each
-    component carries one label, that of the one token labelled by itself).
-    """
-    m, n, _ = linked.shape
-    if links is None:
-        links = np.count_nonzero(linked, axis=(-1, -2))
-    out = np.where(links == n * n, 1, n)
-    rest = np.flatnonzero((links != n * n) & (links != n))
-    if rest.size:
-        out[rest] = _components(linked[rest])
-    return out
-
-
-def _components(linked):
-    m, n, _ = linked.shape
-    if n > SMALL_GRAPH:
-        return np.array([connected_components(g, directed=False)[0] for g in linked])
-    index = np.arange(n)
-    label = np.broadcast_to(index, (m, n)).copy()
-    rows = np.arange(m)[:, None]
-    while True:
-        least = np.where(linked, label[:, None, :], n).min(axis=-1)
-        if np.array_equal(least, label):
-            return np.count_nonzero(label == index, axis=-1)
-        label = least[rows, least]
 
 
 def all_finite(x) -> bool:

@@ -397,9 +397,12 @@ def test_control_a_kept_buffer_would_be_overwritten(monkeypatch):
 
 
 def test_cluster_count_matches_scipy():
+    """The recorder's labels (``clusters.linked_labels``: the transitive closure
+    up to 16 tokens, label propagation up to 64) count scipy's components, on
+    random graphs and chains in a random order (the longest label paths)."""
     from scipy.sparse.csgraph import connected_components
 
-    from symdyn.particles.result import SMALL_GRAPH, components
+    from symdyn.particles.clusters import SMALL_GRAPH, linked_labels
     rng = np.random.default_rng(5)
     for trial in range(300):
         n = int(rng.integers(2, SMALL_GRAPH + 1))
@@ -411,11 +414,32 @@ def test_cluster_count_matches_scipy():
         A |= np.swapaxes(A, 1, 2)
         A[:, np.arange(n), np.arange(n)] = True
         expected = [connected_components(g, directed=False)[0] for g in A]
-        assert components(A).tolist() == expected
+        assert (linked_labels(A).max(axis=-1) + 1).tolist() == expected
         if trial % 3 == 0:          # control: cutting a chain makes two components
             i, j = order[n // 2 - 1], order[n // 2]
             A[0, i, j] = A[0, j, i] = False
-            assert components(A).tolist() == [2, 1, 1]
+            assert (linked_labels(A).max(axis=-1) + 1).tolist() == [2, 1, 1]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9, 16])
+def test_closure_and_propagation_find_the_same_leaders(n):
+    """Two methods for each token's leader (the smallest index of its
+    component): the transitive closure by squaring and label propagation,
+    on random graphs and on chains in a random order. Control: one squaring
+    too few leaves the far end of a chain of n tokens apart from token 0."""
+    from symdyn.particles.clusters import _closure_leaders, _propagated_leaders
+    rng = np.random.default_rng(n)
+    A = rng.random((200, n, n)) < rng.choice([0.05, 0.2, 0.4], size=(200, 1, 1))
+    order = rng.permutation(n)
+    A[:50] = False
+    A[:50, order[:-1], order[1:]] = True                    # chains
+    A |= np.swapaxes(A, 1, 2)
+    A[:, np.arange(n), np.arange(n)] = True
+    assert np.array_equal(_closure_leaders(A), _propagated_leaders(A))
+    if n > 2:                       # control: the chain 0 - 1 - ... - (n-1), one short
+        chain = np.eye(n, dtype=bool) | np.eye(n, k=1, dtype=bool) | np.eye(n, k=-1, dtype=bool)
+        short = _closure_leaders(chain[None], squarings=int(np.ceil(np.log2(n - 1))) - 1)
+        assert short[0, -1] > 0 and _closure_leaders(chain[None])[0, -1] == 0
 
 
 def test_weights_by_name_as_the_sweep_names_them():
