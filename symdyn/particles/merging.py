@@ -183,6 +183,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
+from .clusters import count, linked_labels
+
 #: The default threshold is this many times the integrator's rtol.
 PER_RTOL = 100
 #: The largest threshold accepted per precision (merging stays at the level
@@ -231,12 +233,24 @@ def bounds(theta, offset, threshold: float, tol: float):
     flags = {"gamma": spread > rel * eps + floor, "epsilon": spread > rel * eps,
              "min_cosine": unc > rel * (1 - c_min) + floor,
              "linked": undecided.any(axis=1), "clusters": np.zeros(m, dtype=bool)}
-    for i in np.flatnonzero(flags["linked"]):
-        low, high = np.zeros((2, n, n), dtype=bool)
-        low[off], high[off] = linked[i] & ~undecided[i], linked[i] | undecided[i]
-        flags["clusters"][i] = (connected_components(low, directed=False)[0]
-                                != connected_components(high, directed=False)[0])
+    rows = np.flatnonzero(flags["linked"])
+    if rows.size:       # clusters counted with the undecided links cut and kept
+        flags["clusters"][rows] = (_count(linked[rows] & ~undecided[rows], off)
+                                   != _count(linked[rows] | undecided[rows], off))
     return flags, spread
+
+
+def _count(links, off):
+    """Components of the undirected graphs whose off-diagonal entries are
+    ``links`` (k, n (n - 1)): an edge where either direction is linked (a Gram
+    matrix need not be symmetric to the last bit), all rows at once
+    (:func:`~symdyn.particles.clusters.linked_labels`)."""
+    k, n = len(links), off.shape[0]
+    graph = np.zeros((k, n, n), dtype=bool)
+    graph[:, off] = links
+    graph |= np.swapaxes(graph, 1, 2)
+    graph[:, np.arange(n), np.arange(n)] = True
+    return count(linked_labels(graph))
 
 
 class Coalescence:

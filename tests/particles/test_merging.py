@@ -345,6 +345,35 @@ def test_clusters_are_undecided_only_where_the_count_can_change():
     assert not flags["linked"][0]
 
 
+
+def test_the_cluster_flags_of_a_batch_are_each_rows_own():
+    """``bounds`` decides the ``clusters`` flag of all undecided rows at once
+    (batched labels of the graphs with the undecided links cut and kept):
+    per row, the flag scipy's connected components give that row alone.
+    Control: the batch holds rows of both answers."""
+    from scipy.sparse.csgraph import connected_components
+    rng = np.random.default_rng(11)
+    m, n, threshold = 400, 8, np.cos(0.1)
+    angles = np.cumsum(rng.choice([0.1, 0.1, 0.05, 0.3], size=(m, n)), axis=1)
+    theta = np.stack([np.cos(angles), np.sin(angles)], axis=-1)
+    offset = rng.choice([0.0, 1e-9, 1e-3], size=(m, n))
+    flags, _ = merging.bounds(theta, offset, threshold, 1e-12)
+    G = theta @ np.swapaxes(theta, -1, -2)
+    D = np.sqrt(np.maximum(2 - 2 * G, 0.0))
+    sums = offset[:, :, None] + offset[:, None, :]
+    u = D * sums + sums * sums / 2
+    want = np.zeros(m, dtype=bool)
+    for i in range(m):
+        linked = G[i] >= threshold
+        undecided = np.where(linked, G[i] - u[i] < threshold, G[i] + u[i] >= threshold) \
+            & (u[i] > 0)
+        np.fill_diagonal(undecided, False)
+        count = [connected_components(g, directed=False)[0]
+                 for g in (linked & ~undecided, linked | undecided)]
+        want[i] = count[0] != count[1]
+    assert np.array_equal(flags["clusters"], want)
+    assert 0 < want.sum() < flags["linked"].sum() < m          # control: both answers
+
 def _pace(rate, scale):
     """A field contracting every token towards the centre at ``rate``."""
     def pace(m, theta, rad):
