@@ -180,6 +180,8 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
@@ -220,11 +222,11 @@ def bounds(theta, offset, threshold: float, tol: float):
     eps = np.einsum("mnd,mnd->m", dev, dev) / (n - 1)
     spread = np.einsum("mn,mn->m", offset, offset) / (n - 1)
     G = theta @ np.swapaxes(theta, -1, -2)
-    D = np.sqrt(np.maximum(2 - 2 * G, 0.0))
-    s = offset[:, :, None] + offset[:, None, :]
+    i, j = _pairs(n)                                    # the pairs i != j, row by row
+    cos = np.take(G.reshape(m, n * n), i * n + j, axis=1)          # (m, n (n - 1))
+    D = np.sqrt(np.maximum(2 - 2 * cos, 0.0))
+    s = np.take(offset, i, axis=1) + np.take(offset, j, axis=1)
     u = D * s + s * s / 2
-    off = ~np.eye(n, dtype=bool)
-    cos, u = G[:, off], u[:, off]                       # (m, n (n - 1))
     c_min = cos.min(axis=1)
     unc = np.maximum(c_min - (cos - u).min(axis=1), (cos + u).min(axis=1) - c_min)
     linked = cos >= threshold
@@ -235,19 +237,29 @@ def bounds(theta, offset, threshold: float, tol: float):
              "linked": undecided.any(axis=1), "clusters": np.zeros(m, dtype=bool)}
     rows = np.flatnonzero(flags["linked"])
     if rows.size:       # clusters counted with the undecided links cut and kept
-        flags["clusters"][rows] = (_count(linked[rows] & ~undecided[rows], off)
-                                   != _count(linked[rows] | undecided[rows], off))
+        flags["clusters"][rows] = (_count(linked[rows] & ~undecided[rows], n)
+                                   != _count(linked[rows] | undecided[rows], n))
     return flags, spread
 
 
-def _count(links, off):
-    """Components of the undirected graphs whose off-diagonal entries are
-    ``links`` (k, n (n - 1)): an edge where either direction is linked (a Gram
-    matrix need not be symmetric to the last bit), all rows at once
-    (:func:`~symdyn.particles.clusters.linked_labels`)."""
-    k, n = len(links), off.shape[0]
+@lru_cache(maxsize=16)
+def _pairs(n):
+    """The index arrays ``(i, j)`` of the pairs ``i != j`` of ``n`` tokens, row
+    by row (the order of a boolean mask; ``np.take`` gathers 3x faster)."""
+    i, j = np.nonzero(~np.eye(n, dtype=bool))
+    i.flags.writeable = j.flags.writeable = False
+    return i, j
+
+
+def _count(links, n):
+    """Components of the undirected graphs on ``n`` tokens whose pairs
+    (:func:`_pairs`) are ``links`` (k, n (n - 1)): an edge where either
+    direction is linked (a Gram matrix need not be symmetric to the last
+    bit), all rows at once (:func:`~symdyn.particles.clusters.linked_labels`)."""
+    k = len(links)
+    i, j = _pairs(n)
     graph = np.zeros((k, n, n), dtype=bool)
-    graph[:, off] = links
+    graph[:, i, j] = links
     graph |= np.swapaxes(graph, 1, 2)
     graph[:, np.arange(n), np.arange(n)] = True
     return count(linked_labels(graph))
