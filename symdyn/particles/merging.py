@@ -208,20 +208,24 @@ def resolution(d: int, dtype) -> float:
     return RESOLUTION * np.sqrt(d) * float(np.finfo(dtype).eps)
 
 
-def bounds(theta, offset, threshold: float, tol: float):
+def bounds(theta, offset, threshold: float, tol: float, G=None, eps=None):
     """Which pairwise observables of merged states are exact (module docstring).
 
     ``theta`` (m, n, d): every original token's direction (its representative's);
     ``offset`` (m, n): how far each lay from it. Returns ``(flags, spread)``:
     ``flags[name]`` (m,) is True where the value is only a bound, ``spread``
-    (m,) the most that ``epsilon`` can lack.
+    (m,) the most that ``epsilon`` can lack. ``G`` (m, n, n; its off-diagonal
+    read) and ``eps`` (m,): the Gram matrices and the spread ``epsilon`` of
+    ``theta`` where the caller has them (the recorder).
     """
     m, n, d = theta.shape
     floor = 4 * d * float(np.finfo(theta.dtype).eps)
-    dev = theta - theta.mean(axis=1, keepdims=True)
-    eps = np.einsum("mnd,mnd->m", dev, dev) / (n - 1)
+    if eps is None:
+        dev = theta - theta.mean(axis=1, keepdims=True)
+        eps = np.einsum("mnd,mnd->m", dev, dev) / (n - 1)
     spread = np.einsum("mn,mn->m", offset, offset) / (n - 1)
-    G = theta @ np.swapaxes(theta, -1, -2)
+    if G is None:
+        G = theta @ np.swapaxes(theta, -1, -2)
     i, j = _pairs(n)                                    # the pairs i != j, row by row
     cos = np.take(G.reshape(m, n * n), i * n + j, axis=1)          # (m, n (n - 1))
     D = np.sqrt(np.maximum(2 - 2 * cos, 0.0))
@@ -438,16 +442,19 @@ class Coalescence:
         rows = np.arange(len(members))[:, None]
         return tuple(x[rows, rep] for x in arrays)
 
-    def bounds(self, members, theta):
+    def bounds(self, members, theta, G=None, eps=None):
         """``bounds`` of the expanded directions ``theta`` (m, n, d) of
-        ``members``; members whose tokens carry no offset are exact."""
+        ``members`` (``G``, ``eps``: their Gram matrices and spread, if known);
+        members whose tokens carry no offset are exact."""
         m = len(members)
         flags = {k: np.zeros(m, dtype=bool) for k in PAIRWISE}
         spread = np.zeros(m)
         some = np.flatnonzero((self.offset[members] > 0).any(axis=1))
         if some.size:
             f, spread[some] = bounds(theta[some], self.offset[members[some]],
-                                     self.threshold, self.tol)
+                                     self.threshold, self.tol,
+                                     None if G is None else G[some],
+                                     None if eps is None else eps[some])
             for k in PAIRWISE:
                 flags[k][some] = f[k]
         return flags, spread

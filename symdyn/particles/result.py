@@ -224,10 +224,10 @@ class Recorder:
             raise ArithmeticError("simulate: " + (
                 field.fault or f"non-finite tokens or velocities at "
                                f"{where if isinstance(where, str) else where()}"))
-        self(k, members, theta, rad + np.asarray(shift)[..., None], speed,
-             np.reshape(beta, -1), sums)
+        G, eps = self(k, members, theta, rad + np.asarray(shift)[..., None], speed,
+                      np.reshape(beta, -1), sums)
         if merged is not None:
-            flags, self.spread[members, k] = merged.bounds(members, theta)
+            flags, self.spread[members, k] = merged.bounds(members, theta, G, eps)
             self.offset[members, :, k] = merged.offset[members]
             for name, flag in flags.items():
                 self.bound[name][members, k] = flag
@@ -251,7 +251,9 @@ class Recorder:
 
     def __call__(self, k, members, theta, rad, speed, beta=None, sums=None):
         """Record the rows (``sums``: the kernel sums of :meth:`_kernel_sums`
-        when the field gave them, :meth:`observe`)."""
+        when the field gave them, :meth:`observe`). Returns the rows' Gram
+        matrices (their diagonal set to 1) and ``epsilon``, for the merging
+        bounds."""
         m, n = theta.shape[:2]
         G = theta @ np.swapaxes(theta, -1, -2)
         if beta is not None:        # E_beta = sum_ij e^{beta <x_i, x_j>} / (2 beta n^2)
@@ -263,7 +265,8 @@ class Recorder:
         diagonal = G.reshape(m, n * n)[:, ::n + 1]          # a view of each G's diagonal
         self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diagonal.sum(-1)) / (n * (n - 1))
         dev = theta - _ones(n, theta.dtype) @ theta / n      # the mean by one matmul each
-        self.epsilon[members, k] = einsum("mnd,mnd->m", dev, dev) / (n - 1)
+        eps = einsum("mnd,mnd->m", dev, dev) / (n - 1)
+        self.epsilon[members, k] = eps
         diagonal[...] = np.inf
         self.min_cos[members, k] = G.min(axis=(-1, -2))
         diagonal[...] = 1.0
@@ -277,3 +280,4 @@ class Recorder:
         self.speed[members, :, k] = speed
         if self.X is not None:
             self.X[members, k] = theta * rad[..., None]
+        return G, eps

@@ -262,7 +262,7 @@ def _old_rule(monkeypatch, flags):
     monkeypatch.setattr(merging.Coalescence, "_exact", lambda self, *a: True)
     monkeypatch.setattr(merging.Coalescence, "_fast", lambda self, *a: True)
     if not flags:
-        def none(self, members, theta):
+        def none(self, members, theta, *known):
             m = len(members)
             return {k: np.zeros(m, dtype=bool) for k in merging.PAIRWISE}, np.zeros(m)
         monkeypatch.setattr(merging.Coalescence, "bounds", none)
@@ -373,6 +373,13 @@ def test_the_cluster_flags_of_a_batch_are_each_rows_own():
         want[i] = count[0] != count[1]
     assert np.array_equal(flags["clusters"], want)
     assert 0 < want.sum() < flags["linked"].sum() < m          # control: both answers
+    # the recorder hands over its Gram matrices (diagonal 1) and epsilon: the same flags
+    G1 = G.copy()
+    G1[:, np.arange(n), np.arange(n)] = 1.0
+    dev = theta - theta.mean(axis=1, keepdims=True)
+    eps = np.einsum("mnd,mnd->m", dev, dev) / (n - 1)
+    shared, _ = merging.bounds(theta, offset, threshold, 1e-12, G1, eps)
+    assert all(np.array_equal(shared[k], flags[k]) for k in merging.PAIRWISE)
 
 def _pace(rate, scale):
     """A field contracting every token towards the centre at ``rate``."""
