@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from direct import laws
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
@@ -165,6 +165,7 @@ def test_at_the_cluster_stays_there():
 
 # --- properties ------------------------------------------------------------
 
+@example("sqrt-scaling", 77, 29.75390625, 0.076171875, 1.0, "unnormalized")
 @given(st.sampled_from(sd.schemes()), st.integers(2, 100), st.floats(0.0, 30.0),
        st.floats(0.0, 1.0), st.floats(0.1, 10.0), st.sampled_from(["softmax",
                                                                    "unnormalized"]))
@@ -176,18 +177,28 @@ def test_monotone_and_in_range(name, n, beta, u, r0, attention):
     # when beta = 0 and is O(beta) there, below float resolution once
     # beta^2 < 1e-12: solve refuses such starts (tested below).
     assume(not (gamma0 == lower and beta < 1e-6 and name in ("peri-ln", "ngpt")))
-    tr = sd.solve(name, n=n, beta=beta, gamma0=gamma0, r0=r0, t=times,
-                  attention=attention)
-    assert np.all(np.diff(tr.gamma) >= 0)
-    assert np.all(tr.gamma >= lower - 1e-15) and np.all(tr.gamma <= 1)
+    try:
+        tr = sd.solve(name, n=n, beta=beta, gamma0=gamma0, r0=r0, t=times,
+                      attention=attention)
+    except ArithmeticError as e:
+        # The unnormalized kernel near beta = 30: gamma reaches 1 within a time of
+        # order e^-beta, below float resolution for some starts (hypothesis found
+        # sqrt-scaling, n = 77, beta = 29.75, gamma0 = 0.064); solve says so and
+        # names dps=, which answers (about 2 s).
+        assert attention == "unnormalized" and beta > 25 and "use dps=" in str(e)
+        tr = sd.solve(name, n=n, beta=beta, gamma0=gamma0, r0=r0, t=times,
+                      attention=attention, dps=20)
+    gamma, log_eps, r = (np.asarray(x, dtype=float) for x in (tr.gamma, tr.log_epsilon, tr.r))
+    assert np.all(np.diff(gamma) >= 0)
+    assert np.all(gamma >= lower - 1e-15) and np.all(gamma <= 1)
     # epsilon > 0: its logarithm is finite (epsilon itself may underflow,
     # e.g. e^(-3e8) under the unnormalized kernel at beta = 19).
     if gamma0 < 1:
-        assert np.all(np.isfinite(tr.log_epsilon))
-        assert np.all(tr.epsilon[tr.log_epsilon > -700] > 0)
+        assert np.all(np.isfinite(log_eps))
+        assert np.all(np.asarray(tr.epsilon, dtype=float)[log_eps > -700] > 0)
     # r: non-decreasing, up to the rounding of dr/dt = a, a difference of
     # O(1) terms that is exactly 0 at the regular simplex with beta = 0.
-    assert np.all(np.diff(tr.r) >= -8 * np.finfo(float).eps * np.diff(times))
+    assert np.all(np.diff(r) >= -8 * np.finfo(float).eps * np.diff(times))
 
 
 @given(st.sampled_from(sd.schemes()), st.lists(st.integers(2, 50), min_size=2,

@@ -216,7 +216,7 @@ _ORPHAN_SCRIPT = textwrap.dedent("""
 
     def slow(task):
         print(os.getpid(), flush=True)
-        time.sleep(120)
+        time.sleep(600)     # past any worker's start on a loaded machine (the test kills it)
 
     if __name__ == "__main__":
         symdyn.studies.sweeps.run_task = slow
