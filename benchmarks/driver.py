@@ -162,32 +162,23 @@ def step_cost():
 
         def run(f=f, y0=y0):
             return integrate(f, np.array([50.0]), y0, rtol=RTOL, atol=ATOL)
-        t_run, sol = cpu_best(run, 10)
+        t_run, sol = best(run, 10, time.process_time)
         steps = int(sol.nsteps.max())
-        t_f = cpu_best(lambda f=f, y0=y0: [f(0.0, y0, None) for _ in range(1000)], 5)[0] / 1000
+        t_f = best(lambda f=f, y0=y0: [f(0.0, y0, None) for _ in range(1000)], 5,
+                   time.process_time)[0] / 1000
         own = t_run / steps - N_STAGES * t_f
         print(f"{M:>8}{steps:>7}{t_run / steps * 1e6:>9.1f}{t_f * 1e6:>10.2f}{own * 1e6:>13.1f}")
     def g(t, y):
         return y * -1.5
     y1 = np.ones(2)
-    t_run, sol = cpu_best(lambda: solve_ivp(g, (0.0, 50.0), y1, method="DOP853", rtol=RTOL,
-                                            atol=ATOL), 10)
+    t_run, sol = best(lambda: solve_ivp(g, (0.0, 50.0), y1, method="DOP853", rtol=RTOL,
+                                        atol=ATOL), 10, time.process_time)
     steps = (sol.nfev - 2) / 12
-    t_f = cpu_best(lambda: [g(0.0, y1) for _ in range(1000)], 5)[0] / 1000
+    t_f = best(lambda: [g(0.0, y1) for _ in range(1000)], 5, time.process_time)[0] / 1000
     print(f"{'solve_ivp':>8}{steps:>7.0f}{t_run / steps * 1e6:>9.1f}{t_f * 1e6:>10.2f}"
           f"{(t_run / steps - N_STAGES * t_f) * 1e6:>13.1f}")
     print(f"own: per step, less the field's {N_STAGES} evaluations of a DOP853 step "
           f"(first stage the last's, as in solve_ivp)")
-
-
-def cpu_best(call, repeat):
-    """The least CPU time of ``repeat`` calls, and the last result."""
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        out = call()
-        times.append(time.process_time() - t0)
-    return min(times), out
 
 
 if __name__ == "__main__":
