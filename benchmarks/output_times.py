@@ -24,6 +24,10 @@ default) and ``"dop853"``. Side by side with the baseline of 11 output times:
   the same tolerances 1e-10 / 1e-12) on the same field, one member, its
   dense output read at the k times (states only, no observables).
 
+Then the same count in a metastable run (beta = 9: clusters 16 -> 7 -> 4, merged
+tokens), where the cluster labels and the merging bounds of every output
+cost as much as the rest (:func:`metastable`).
+
 Best of 3 (``--quick``: 1, and k = 100,000 left out).
 """
 
@@ -100,6 +104,26 @@ def main():
                 print(f"{f'{method}, batch {M}':<18}{k:>8,}{sim.nfev:>7}"
                       f"{sim.nfev / base[1]:>8.3f}{t:>9.3f}{per:>15.1f}{nf:>16}{ti:>9.3f}")
     print("targets: x k=11 <= 1.05; us/out/member <= 5 (solve_ivp: one member, states only)")
+    metastable(ks, repeat)
+
+
+def metastable(ks, repeat):
+    """The same count in a metastable run: Post-LN, n = 16, d = 8, beta = 9,
+    ``sd.init.sphere(16, 8, seed=1)`` to t = 200 (clusters 16 -> 7 -> 4, merged tokens:
+    the cluster labels and the merging bounds at every output)."""
+    X0 = sd.init.sphere(N, D, seed=1)
+
+    def run(k):
+        return sd.simulate("post-ln", X0, beta=9.0, t=np.linspace(0, 200.0, k))
+    print(f"\nmetastable: Post-LN n={N} d={D} beta=9, t = linspace(0, 200, k); best of "
+          f"{repeat}")
+    base = None
+    for k in ks:
+        t, sim = best(lambda k=k: run(k), repeat if k < 10**5 else 1)
+        base = base or t
+        per = (t - base) / (k - 11) * 1e6 if k > 11 else 0.0
+        print(f"{k:>8,} outputs {t:7.3f} s {per:6.1f} us/out   clusters "
+              f"{sim.clusters[0]} -> {sim.clusters[-1]}, {sim.merged} tokens merged")
 
 
 if __name__ == "__main__":
