@@ -27,7 +27,7 @@ from ..base.checks import number
 #: batch; larger ones by scipy, one at a time.
 SMALL_GRAPH = 64
 #: Graphs of at most this many tokens are labelled by their transitive closure
-#: (:func:`_closure_leaders`); up to :data:`SMALL_GRAPH` by label propagation.
+#: (:func:`closure_leaders`); up to :data:`SMALL_GRAPH` by label propagation.
 CLOSURE_GRAPH = 16
 
 #: The default threshold: that of ``sd.simulate(cluster_threshold=0.999)``.
@@ -49,7 +49,7 @@ def _leader_labels(linked: np.ndarray) -> np.ndarray:
     """Each token's label = the smallest token index of its component (m, n)."""
     m, n, _ = linked.shape
     if n <= CLOSURE_GRAPH:
-        return _closure_leaders(linked)
+        return closure_leaders(linked)
     if n > SMALL_GRAPH:
         from scipy.sparse.csgraph import connected_components
         out = np.empty((m, n), dtype=np.int64)
@@ -59,10 +59,10 @@ def _leader_labels(linked: np.ndarray) -> np.ndarray:
             np.minimum.at(first, lab, np.arange(n))
             out[i] = first[lab]
         return out
-    return _propagated_leaders(linked)
+    return propagated_leaders(linked)
 
 
-def _propagated_leaders(linked):
+def propagated_leaders(linked):
     """:func:`_leader_labels` by label propagation: every token takes the
     smallest label among its neighbours and itself, then the label of that
     label, until no label changes (labels only decrease and stay within the
@@ -77,7 +77,7 @@ def _propagated_leaders(linked):
         label = least[rows, least]
 
 
-def _closure_leaders(linked, squarings=None):
+def closure_leaders(linked, squarings=None):
     """:func:`_leader_labels` by the transitive closure: ``R <- [R R > 0]``
     ``ceil(log2(n - 1))`` times joins every pair a path of at most ``n - 1``
     links joins (products of 0/1 float32 matrices: counts up to ``n``,

@@ -427,7 +427,7 @@ def test_closure_and_propagation_find_the_same_leaders(n):
     component): the transitive closure by squaring and label propagation,
     on random graphs and on chains in a random order. Control: one squaring
     too few leaves the far end of a chain of n tokens apart from token 0."""
-    from symdyn.particles.clusters import _closure_leaders, _propagated_leaders
+    from symdyn.particles.clusters import closure_leaders, propagated_leaders
     rng = np.random.default_rng(n)
     A = rng.random((200, n, n)) < rng.choice([0.05, 0.2, 0.4], size=(200, 1, 1))
     order = rng.permutation(n)
@@ -435,11 +435,11 @@ def test_closure_and_propagation_find_the_same_leaders(n):
     A[:50, order[:-1], order[1:]] = True                    # chains
     A |= np.swapaxes(A, 1, 2)
     A[:, np.arange(n), np.arange(n)] = True
-    assert np.array_equal(_closure_leaders(A), _propagated_leaders(A))
+    assert np.array_equal(closure_leaders(A), propagated_leaders(A))
     if n > 2:                       # control: the chain 0 - 1 - ... - (n-1), one short
         chain = np.eye(n, dtype=bool) | np.eye(n, k=1, dtype=bool) | np.eye(n, k=-1, dtype=bool)
-        short = _closure_leaders(chain[None], squarings=int(np.ceil(np.log2(n - 1))) - 1)
-        assert short[0, -1] > 0 and _closure_leaders(chain[None])[0, -1] == 0
+        short = closure_leaders(chain[None], squarings=int(np.ceil(np.log2(n - 1))) - 1)
+        assert short[0, -1] > 0 and closure_leaders(chain[None])[0, -1] == 0
 
 
 def test_weights_by_name_as_the_sweep_names_them():
