@@ -345,7 +345,6 @@ def test_clusters_are_undecided_only_where_the_count_can_change():
     assert not flags["linked"][0]
 
 
-
 def test_the_cluster_flags_of_a_batch_are_each_rows_own():
     """``bounds`` decides the ``clusters`` flag of all undecided rows at once
     (batched labels of the graphs with the undecided links cut and kept):

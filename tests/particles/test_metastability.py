@@ -294,7 +294,6 @@ def test_the_run_records_labels_and_energy_without_save_x(step, mask):
     assert not np.array_equal(sim.cluster_labels(0.0), sim.labels)
 
 
-
 def test_a_merged_run_weighs_the_fields_row_sums_by_mass():
     """The energy a continuous run records comes from the field's softmax row
     sums, sum_k m_k Z_k over the representatives: after merging it is still the
@@ -310,6 +309,7 @@ def test_a_merged_run_weighs_the_fields_row_sums_by_mass():
     unweighted = [np.exp(9.0 * r @ r.T).sum() / (2 * 9.0 * n * n) for r in reps]
     assert min(len(r) for r in reps) < n
     assert not np.allclose(sim.energy[:, -1], unweighted, rtol=1e-6)
+
 
 def test_merged_runs_report_every_token_label():
     X0 = sd.init.sphere(32, 8, batch=2, seed=0)

@@ -107,7 +107,6 @@ def test_unit_tokens_shift_their_scores_by_beta(beta):
     assert np.isfinite(broken).all() == (beta < 200)     # break the bound, and overflow
 
 
-
 def test_unit_softmax_hands_out_its_row_sums():
     """``row_sums``: Z_k = sum_j m_j e^{beta(<y_k, y_j> - 1)}, summed here term by
     term (a token of mass 2 counted twice, one of mass 0 not at all). Control:
