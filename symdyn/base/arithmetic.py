@@ -30,6 +30,7 @@ Layer 0, base.
 
 from __future__ import annotations
 
+import math
 import types
 
 import numpy as np
@@ -41,13 +42,21 @@ try:        # the C function np.einsum calls: the same sums, without its Python 
 except ImportError:                                     # pragma: no cover (numpy 1)
     einsum = np.einsum
 
-__all__ = ["FloatPrinter", "einsum", "float_printer", "on_floats", "power", "row_norms"]
+__all__ = ["FloatPrinter", "all_finite", "einsum", "float_printer", "on_floats", "power",
+           "row_norms"]
 
 
 def power(x, y):
     """``x ** y`` by ``numpy.power`` for arrays and Python floats alike."""
     out = np.power(x, y)
     return out if isinstance(out, np.ndarray) and out.ndim else float(out)
+
+
+def all_finite(x) -> bool:
+    """All of ``x`` finite: one sum (NaN and inf reach it; numpy's pairwise
+    sum, no BLAS threads to wait for on a busy machine), and the elementwise
+    test only where it is not finite (finite values may overflow the sum)."""
+    return math.isfinite(np.add.reduce(x, axis=None)) or bool(np.isfinite(x).all())
 
 
 def row_norms(x):

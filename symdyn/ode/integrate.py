@@ -39,11 +39,11 @@ Layer 1, ode.
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..base.arithmetic import all_finite
 from ..base.checks import finite_array, shown
 from . import dop853
 from .attempt import Attempt, take
@@ -409,12 +409,10 @@ class _Driver:
 
 
 def _finite_rows(y, fy, err):
-    """Per member, whether ``y``, ``fy`` (rows) and ``err`` are all finite. The
-    common case by one sum of each (a NaN or inf reaches it; numpy's
+    """Per member, whether ``y``, ``fy`` (rows) and ``err`` are all finite: the
+    common case by :func:`~symdyn.base.arithmetic.all_finite` of each (numpy's
     reductions over a short last axis cost more than the step's arithmetic),
-    the test entry by entry only when a sum is not finite (finite values may
-    overflow it)."""
-    total = np.add.reduce(y, axis=None) + np.add.reduce(fy, axis=None)
-    if math.isfinite(total + np.add.reduce(err, axis=None)):
+    row by row only when one is not."""
+    if all_finite(y) and all_finite(fy) and all_finite(err):
         return np.ones(len(err), dtype=bool)
     return np.isfinite(y).all(axis=1) & np.isfinite(fy).all(axis=1) & np.isfinite(err)

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base.arithmetic import all_finite
 from ..model.scheme import unit
 from .attention import attention as _attention
 from .attention import of_weights
 from .field import Field
-from .result import all_finite
 
 
 class Attend:

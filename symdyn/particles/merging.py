@@ -180,12 +180,10 @@ Layer 2, particles.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
-from .clusters import count, linked_labels
+from .clusters import pair_components, pairs
 
 #: The default threshold is this many times the integrator's rtol.
 PER_RTOL = 100
@@ -226,7 +224,7 @@ def bounds(theta, offset, threshold: float, tol: float, G=None, eps=None):
     spread = np.einsum("mn,mn->m", offset, offset) / (n - 1)
     if G is None:
         G = theta @ np.swapaxes(theta, -1, -2)
-    i, j = _pairs(n)                                    # the pairs i != j, row by row
+    i, j = pairs(n)                                     # the pairs i != j, row by row
     cos = np.take(G.reshape(m, n * n), i * n + j, axis=1)          # (m, n (n - 1))
     D = np.sqrt(np.maximum(2 - 2 * cos, 0.0))
     s = np.take(offset, i, axis=1) + np.take(offset, j, axis=1)
@@ -241,32 +239,9 @@ def bounds(theta, offset, threshold: float, tol: float, G=None, eps=None):
              "linked": undecided.any(axis=1), "clusters": np.zeros(m, dtype=bool)}
     rows = np.flatnonzero(flags["linked"])
     if rows.size:       # clusters counted with the undecided links cut and kept
-        flags["clusters"][rows] = (_count(linked[rows] & ~undecided[rows], n)
-                                   != _count(linked[rows] | undecided[rows], n))
+        flags["clusters"][rows] = (pair_components(linked[rows] & ~undecided[rows], n)
+                                   != pair_components(linked[rows] | undecided[rows], n))
     return flags, spread
-
-
-@lru_cache(maxsize=16)
-def _pairs(n):
-    """The index arrays ``(i, j)`` of the pairs ``i != j`` of ``n`` tokens, row
-    by row (the order of a boolean mask; ``np.take`` gathers 3x faster)."""
-    i, j = np.nonzero(~np.eye(n, dtype=bool))
-    i.flags.writeable = j.flags.writeable = False
-    return i, j
-
-
-def _count(links, n):
-    """Components of the undirected graphs on ``n`` tokens whose pairs
-    (:func:`_pairs`) are ``links`` (k, n (n - 1)): an edge where either
-    direction is linked (a Gram matrix need not be symmetric to the last
-    bit), all rows at once (:func:`~symdyn.particles.clusters.linked_labels`)."""
-    k = len(links)
-    i, j = _pairs(n)
-    graph = np.zeros((k, n, n), dtype=bool)
-    graph[:, i, j] = links
-    graph |= np.swapaxes(graph, 1, 2)
-    graph[:, np.arange(n), np.arange(n)] = True
-    return count(linked_labels(graph))
 
 
 class Coalescence:

@@ -10,14 +10,13 @@ Layer 2, particles.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from ..base.archive import Archived
-from ..base.arithmetic import einsum, row_norms
+from ..base.arithmetic import all_finite, einsum, row_norms
 from ..base.checks import memory
 from ..base.provenance import Provenance
 from ..model.display import simulation_rows, summary_html, summary_text
@@ -150,13 +149,6 @@ def check_outputs(t, M, n, d, save_x):
     per = 8 * (7 + 4 * n + (n * d if save_x else 0)) + 5
     memory(2 * M * K * per, f"t: {K:,} output times x {M:,} member(s) of {n} tokens "
                             f"(the recorded observables{', save_x' if save_x else ''})")
-
-
-def all_finite(x) -> bool:
-    """All of ``x`` finite: one sum (NaN and inf reach it; numpy's pairwise
-    sum, no BLAS threads to wait for on a busy machine), and the elementwise
-    test only where it is not finite (it may overflow)."""
-    return math.isfinite(np.sum(x)) or bool(np.isfinite(x).all())
 
 
 @lru_cache(maxsize=16)
