@@ -75,10 +75,11 @@ PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4
 test: lint
 	$(PYTEST)
 
-# The same suite while two busy processes (tests/busy.py) hold both cores: a
-# test that asserts how long something took fails here.
+# The same suite while busy processes (tests/busy.py), twice as many as the
+# cores, hold every core: a test that asserts how long something took, or that
+# races a worker, fails here.
 test-loaded: lint
-	$(BIN)/python tests/busy.py -- $(PYTEST)
+	$(BIN)/python tests/busy.py --burners $$(( 2 * $$(nproc) )) -- $(PYTEST)
 
 # The bit-for-bit promises (a member alone equals the batch; a sweep equals
 # solve) again with numpy's SIMD dispatch switched off (x86-64): a code path

@@ -2,7 +2,8 @@
 
 Usage: ``python tests/busy.py [--burners K] -- COMMAND ...`` (``make test-loaded``).
 
-Starts ``K`` processes (default 2: both cores of the CI machine) that spin in
+Starts ``K`` processes (default twice the cores: each core shared by the
+test's own processes and two spinners, harder than another job would) that spin in
 pure Python at the priority of the command itself (the caller's niceness, 0
 from a shell), so that they compete for the cores as another job's processes
 would; runs ``COMMAND``; then kills the burners whatever happens (the command
@@ -33,8 +34,8 @@ def burn(parent: int) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--burners", type=int, default=2,
-                        help="busy processes (default 2)")
+    parser.add_argument("--burners", type=int, default=2 * (os.cpu_count() or 1),
+                        help="busy processes (default twice the cores)")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="the command to run, after --")
     args = parser.parse_args(argv)
