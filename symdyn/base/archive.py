@@ -18,6 +18,7 @@ import dataclasses
 
 import numpy as np
 
+from .checks import shown
 from .provenance import plain, write
 
 #: kind name -> class, filled as result classes are defined
@@ -92,6 +93,53 @@ class Archived:
         return xr.Dataset(data, coords=coords, attrs=meta)
 
     @classmethod
+    def check_parts(cls, arrays: dict, dims: dict, attrs: dict) -> None:
+        """Check what a file holds against this class's schema (its fields'
+        annotations and :attr:`DIMS`): every field without a default present,
+        an array field as a variable of real or complex numbers with the
+        dimension names :meth:`save` gives it, a number, a text or a flag as an
+        attribute of that type, nothing the class does not have. A ValueError
+        says what is wrong."""
+        known_arrays, known_attrs = set(), set()
+        for f in dataclasses.fields(cls):
+            if f.name == "provenance":
+                continue
+            kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+            base = kind.split("|")[0].strip()
+            optional = "None" in kind or f.default is not dataclasses.MISSING \
+                or f.default_factory is not dataclasses.MISSING
+            if base in ("np.ndarray", "ndarray"):
+                present = f.name in arrays
+                if present:
+                    _check_array(cls, f.name, arrays[f.name], dims.get(f.name))
+                known_arrays.add(f.name)
+            elif base == "dict":
+                keys = attrs.get(f"{f.name}:keys")
+                present = keys is not None
+                if present:
+                    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+                        raise ValueError(f"{f.name}:keys must be a list of names, "
+                                         f"got {shown(keys)}")
+                    for k in keys:
+                        if f"{f.name}.{k}" not in arrays:
+                            raise ValueError(f"variable {f.name}.{k} is missing")
+                        _check_array(cls, f.name, arrays[f"{f.name}.{k}"],
+                                     dims.get(f"{f.name}.{k}"), f"{f.name}.{k}")
+                        known_arrays.add(f"{f.name}.{k}")
+                known_attrs.add(f"{f.name}:keys")
+            else:
+                present = f.name in attrs
+                if present:
+                    _check_value(f.name, base, attrs[f.name])
+                known_attrs.add(f.name)
+            if not present and not optional:
+                raise ValueError(f"{f.name} is missing (a {cls.__name__} needs it)")
+        extra = sorted(set(arrays) - known_arrays) + sorted(set(attrs) - known_attrs)
+        if extra:
+            raise ValueError(f"{', '.join(map(shown, extra[:5]))}: not a field of "
+                             f"{cls.__name__}")
+
+    @classmethod
     def from_parts(cls, provenance, arrays: dict, attrs: dict):
         """The result whose :meth:`save` wrote ``arrays`` and ``attrs``."""
         values = {"provenance": provenance}
@@ -106,3 +154,27 @@ class Archived:
                     and f.default_factory is dataclasses.MISSING:
                 values[f.name] = None
         return cls(**values)
+
+
+#: a scalar field's annotation -> the JSON types its attribute may have
+_SCALARS = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
+            "tuple": (list,), "list": (list,)}
+
+
+def _check_value(name, base, value) -> None:
+    types = _SCALARS.get(base)
+    if types is None:
+        return                          # an annotation without a fixed JSON type
+    if value is None or not isinstance(value, types) or (
+            isinstance(value, bool) and bool not in types):
+        raise ValueError(f"{name} must be {base}, got {shown(value)}")
+
+
+def _check_array(cls, name, a, dims, variable=None) -> None:
+    variable = variable or name
+    if not isinstance(a, np.ndarray) or a.dtype.kind not in "biufc":
+        raise ValueError(f"variable {variable} must hold numbers, got {shown(a)}")
+    expected = cls._dims(cls, name, a)
+    if dims is not None and tuple(dims) != tuple(expected):
+        raise ValueError(f"variable {variable} has dimensions {tuple(dims)}, expected "
+                         f"{tuple(expected)}")

@@ -12,6 +12,7 @@ Layer 0, base.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from numbers import Real
@@ -291,6 +292,8 @@ def writable_path(path, name, *, folder=False):
         raise ValueError(f"{name}: {shown(str(p), 200)} exists and is not a folder")
     if not folder and p.is_dir():
         raise ValueError(f"{name}: {shown(str(p), 200)} is a folder, expected a file")
+    if not folder:
+        _not_special(p, name)         # a FIFO would block the probe below, a device eat it
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -300,12 +303,68 @@ def writable_path(path, name, *, folder=False):
         with tempfile.TemporaryFile(dir=target):
             pass
         if not folder and p.exists():
-            with open(p, "ab"):
-                pass
+            os.close(os.open(p, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
     except OSError as exc:
         raise ValueError(f"{name}: cannot write to {shown(str(p if p.exists() else target), 200)} "
                          f"({exc.strerror})") from None
     return p
+
+
+def _kind(mode) -> str:
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _not_special(p, name) -> None:
+    """Refuse an existing ``p`` that is not a regular file (symbolic links followed)."""
+    try:
+        mode = os.stat(p).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError:
+        return                          # the write probe names the reason
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
+                         f"expected a regular file")
+
+
+def regular_file(path, name) -> Path:
+    """``path`` as a ``Path`` if it names an existing regular file (symbolic
+    links followed); a folder, a FIFO, a socket or a device is a ValueError
+    naming it, found without opening it (opening a FIFO blocks); a missing
+    file is ``FileNotFoundError``."""
+    if path is None or (isinstance(path, str) and not path.strip()):
+        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}")
+    try:
+        p = Path(path)
+    except TypeError:
+        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}") from None
+    mode = os.stat(p).st_mode                   # FileNotFoundError names the file
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
+                         f"expected a regular file")
+    return p
+
+
+def read_regular(path, name) -> bytes:
+    """The bytes of the regular file at ``path``: opened without blocking and
+    checked on the open descriptor (a FIFO swapped in after a check is still
+    refused, never waited on); anything else as :func:`regular_file` says."""
+    p = regular_file(path, name)
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
+                             f"expected a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 @contextmanager

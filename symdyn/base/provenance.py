@@ -14,6 +14,11 @@ through ``scipy.io.netcdf_file`` (no new binary dependency): each array a
 variable with named dimensions, its numpy dtype in an attribute (netCDF-3 has
 no int64 nor bool: those are stored as int32 and int8 and read back as they
 were, refused where a value does not fit), the provenance a JSON string.
+A save is atomic: every value is checked first, the file is written beside
+its target under a temporary name, flushed to disk and renamed over it, so a
+failed save (a bad value, a full disk, a killed process) leaves the old file
+as it was and a reader never sees half a file. :func:`read` opens regular
+files only and turns every malformed file into a ``ValueError`` naming it.
 
 Layer 0, base.
 """
@@ -21,12 +26,15 @@ Layer 0, base.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import os
+import secrets
 from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import writable_path
+from .checks import read_regular, shown, writable_path
 from .version import __version__
 
 #: Values a title leaves out (the defaults of ``simulate`` and the CLI).
@@ -150,12 +158,48 @@ class Provenance:
 
     @classmethod
     def from_json(cls, text: str) -> Provenance:
-        data = json.loads(text)
+        """The provenance :meth:`to_json` wrote; anything else (not an object,
+        a field of the wrong type, pairs that are not (name, value)) is a
+        ValueError saying what is wrong."""
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise ValueError("provenance: JSON nested too deep") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"provenance: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"provenance: expected a JSON object, got "
+                             f"{type(data).__name__}")
         for k in PAIRS:
-            data[k] = tuple(tuple(p) for p in data.get(k, ()))
-        data["ablations"] = tuple(data.get("ablations", ()))
+            pairs = data.get(k, ())
+            if not isinstance(pairs, list | tuple) or not all(
+                    isinstance(p, list | tuple) and len(p) == 2 and isinstance(p[0], str)
+                    for p in pairs):
+                raise ValueError(f"provenance: {k} must be a list of [name, value] pairs, "
+                                 f"got {shown(pairs)}")
+            data[k] = tuple(tuple(p) for p in pairs)
+        ablations = data.get("ablations", ())
+        if not isinstance(ablations, list | tuple) or not all(
+                isinstance(a, str) for a in ablations):
+            raise ValueError(f"provenance: ablations must be a list of names, "
+                             f"got {shown(ablations)}")
+        data["ablations"] = tuple(ablations)
+        for k, types in _TYPES.items():
+            if k in data and not (data[k] is None and k != "producer") and \
+                    not (isinstance(data[k], types) and not isinstance(data[k], bool)):
+                raise ValueError(f"provenance: {k} must be {types[0].__name__}"
+                                 f"{'' if k == 'producer' else ' or null'}, "
+                                 f"got {shown(data[k])}")
+        if "producer" not in data:
+            raise ValueError("provenance: no producer")
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+#: the provenance's fields whose JSON type is fixed (the others: numbers or lists)
+_TYPES = {"producer": (str,), "scheme": (str,), "attention": (str,), "mask": (str,),
+          "start": (str,), "weights": (str,), "version": (str,), "noise_seed": (int,),
+          "kappa": (float, int), "step": (float, int)}
 
 
 #: a complex array is stored as two real variables with these suffixes
@@ -183,37 +227,118 @@ def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) ->
         for dim, size in zip(dims, a.shape, strict=True):
             if sizes.setdefault(dim, size) != size:
                 raise ValueError(f"save: dimension {dim} is {sizes[dim]} and {size}")
-    with netcdf_file(path, "w", version=2) as f:
-        f.symdyn_type = kind
-        f.provenance = provenance.to_json()
-        f.attributes_json = json.dumps(plain(attrs))
-        for dim, size in sizes.items():
-            f.createDimension(dim, size)
-        for name, (dims, a) in arrays.items():
-            stored = STORED.get(a.dtype.name, a.dtype.name)
-            if stored != a.dtype.name and a.size and not np.array_equal(a.astype(stored), a):
-                raise ValueError(f"save: {name} has values beyond {stored}")
-            v = f.createVariable(name, stored, dims)
-            v[...] = a.astype(stored)
-            v.dtype_name = a.dtype.name
+    for name, (_dims, a) in arrays.items():     # every value checked before any byte
+        stored = STORED.get(a.dtype.name, a.dtype.name)
+        if a.dtype.name not in DTYPES:
+            raise ValueError(f"save: {name} holds {a.dtype.name} values; a file keeps "
+                             f"{', '.join(DTYPES)}")
+        if stored != a.dtype.name and a.size and not np.array_equal(a.astype(stored), a):
+            raise ValueError(f"save: {name} has values beyond {stored}")
+    header = {"symdyn_type": kind, "provenance": provenance.to_json(),
+              "attributes_json": json.dumps(plain(attrs))}
+    temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    try:
+        with netcdf_file(temporary, "w", version=2) as f:
+            for key, value in header.items():
+                setattr(f, key, value)
+            for dim, size in sizes.items():
+                f.createDimension(dim, size)
+            for name, (dims, a) in arrays.items():
+                stored = STORED.get(a.dtype.name, a.dtype.name)
+                v = f.createVariable(name, stored, dims)
+                v[...] = a.astype(stored)
+                v.dtype_name = a.dtype.name
+        _fsync(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    _fsync(path.parent, folder=True)
 
 
-def read(path) -> tuple[str, Provenance, dict, dict]:
-    """``(kind, provenance, arrays, attrs)`` of a file :func:`write` wrote."""
+#: the dtypes a file keeps (each stored as itself or as :data:`STORED` says)
+DTYPES = ("float64", "float32", "int64", "int32", "int16", "int8", "uint8", "bool")
+
+
+def _fsync(path, folder=False) -> None:
+    """Flush ``path`` (a file; a folder's entries with ``folder``) to the disk."""
+    try:
+        fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if folder else 0))
+    except OSError:
+        if folder:                  # a folder that cannot be opened: nothing to flush
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not folder:              # some file systems cannot sync a folder
+            raise
+    finally:
+        os.close(fd)
+
+
+def read(path, dims: dict | None = None) -> tuple[str, Provenance, dict, dict]:
+    """``(kind, provenance, arrays, attrs)`` of a file :func:`write` wrote
+    (``dims``: a dict filled with each array's dimension names). A path that
+    is not a regular file, and a file that is not one :func:`write` wrote, is
+    a ValueError naming ``path`` and what is wrong."""
+    data = read_regular(path, "path")
+    try:
+        return _parse(data, {} if dims is None else dims)
+    except ValueError as exc:
+        raise ValueError(f"path: {shown(str(path), 200)} is not a symdyn result file: "
+                         f"{exc}") from None
+    except Exception as exc:  # noqa: BLE001 (a hostile file: whatever the parser hits)
+        raise ValueError(f"path: {shown(str(path), 200)} is not a symdyn result file "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+
+
+def _parse(data: bytes, dims: dict):
     from scipy.io import netcdf_file
 
-    with netcdf_file(path, "r", mmap=False) as f:
-        kind = f.symdyn_type.decode() if isinstance(f.symdyn_type, bytes) else f.symdyn_type
-        text = f.provenance
-        attrs = f.attributes_json
-        arrays = {name: np.array(v[...]).astype(_text(v.dtype_name))
-                  for name, v in f.variables.items()}
+    if not data:
+        raise ValueError("the file is empty")
+    if data[:3] != b"CDF":
+        raise ValueError("not a netCDF-3 file")
+    arrays = {}
+    with netcdf_file(io.BytesIO(data), "r", mmap=False) as f:
+        header = {}
+        for key in ("symdyn_type", "provenance", "attributes_json"):
+            if not hasattr(f, key):
+                raise ValueError(f"no {key} attribute")
+            header[key] = _text(getattr(f, key))
+        for name, v in f.variables.items():
+            name = _text(name)
+            dtype = _text(getattr(v, "dtype_name", b""))
+            if dtype not in DTYPES:
+                raise ValueError(f"variable {name} has dtype {shown(dtype)}, expected one of "
+                                 f"{', '.join(DTYPES)}")
+            a = np.array(v[...])
+            if a.dtype.name != STORED.get(dtype, dtype):
+                raise ValueError(f"variable {name} is stored as {a.dtype.name}, not as its "
+                                 f"dtype {dtype} is")
+            arrays[name] = a.astype(dtype)
+            dims[name] = tuple(_text(d) for d in v.dimensions)
     for name in [k[:-len(COMPLEX[0])] for k in arrays if k.endswith(COMPLEX[0])]:
+        if name + COMPLEX[1] not in arrays or dims[name + COMPLEX[0]] != dims[name + COMPLEX[1]]:
+            raise ValueError(f"variable {name}: real part without a matching imaginary part")
         re, im = arrays.pop(name + COMPLEX[0]), arrays.pop(name + COMPLEX[1])
         z = np.empty(re.shape, np.result_type(re.dtype, np.complex64))
         z.real, z.imag = re, im                # exact, signed zeros too
         arrays[name] = z
-    return kind, Provenance.from_json(_text(text)), arrays, json.loads(_text(attrs))
+        dims[name] = dims.pop(name + COMPLEX[0])
+        dims.pop(name + COMPLEX[1])
+    if any(k.endswith(COMPLEX[1]) for k in arrays):
+        raise ValueError("an imaginary part without its real part")
+    try:
+        attrs = json.loads(header["attributes_json"])
+    except RecursionError:
+        raise ValueError("attributes_json: JSON nested too deep") from None
+    except ValueError as exc:
+        raise ValueError(f"attributes_json: not JSON ({exc})") from None
+    if not isinstance(attrs, dict):
+        raise ValueError(f"attributes_json: expected a JSON object, got {type(attrs).__name__}")
+    return header["symdyn_type"], Provenance.from_json(header["provenance"]), arrays, attrs
 
 
 def _text(x) -> str:

@@ -14,6 +14,7 @@ Layer 4, output.
 from __future__ import annotations
 
 from ..base.archive import KINDS
+from ..base.checks import shown
 from ..base.provenance import read
 from ..meanfield.circle import MeanField, mean_field
 from ..meanfield.zonal import ZonalMeanField, mean_field_zonal
@@ -28,15 +29,28 @@ from ..trained.trace import LayerTrace
 
 
 def load(path):
-    """The result saved at ``path`` by ``result.save(path)``."""
-    kind, provenance, arrays, attrs = read(path)
+    """The result saved at ``path`` by ``result.save(path)``.
+
+    Only a regular file is opened (a FIFO, a folder, a device is refused
+    unopened), and what it holds is checked against the schema of the class
+    it names (:meth:`~symdyn.base.archive.Archived.check_parts`): every
+    malformed file is a ValueError naming ``path`` and what is wrong."""
+    dims = {}
+    kind, provenance, arrays, attrs = read(path, dims)
     if kind == "SweepTable":
         from ..studies.sweep_table import SweepTable  # pandas, on use (registers the kind)
-        return SweepTable.from_parts(provenance, arrays, attrs)
-    if kind not in KINDS:
-        raise ValueError(f"path: {path} holds a {kind!r}, not a symdyn result "
-                         f"({', '.join(sorted(KINDS))})")
-    return KINDS[kind].from_parts(provenance, arrays, attrs)
+        cls = SweepTable
+    elif kind in KINDS:
+        cls = KINDS[kind]
+    else:
+        raise ValueError(f"path: {shown(str(path), 200)} holds a {shown(kind)}, not a symdyn "
+                         f"result ({', '.join(sorted({*KINDS, 'SweepTable'}))})")
+    try:
+        cls.check_parts(arrays, dims, attrs)
+        return cls.from_parts(provenance, arrays, attrs)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ValueError(f"path: {shown(str(path), 200)} is not a valid {kind} file: "
+                         f"{' '.join(str(exc).split())[:300]}") from None
 
 
 def rerun(result, scheme=None, weights=None):

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.archive import KINDS
+from ..base.checks import shown
 from ..base.provenance import Provenance, write
 from ..model.registry import from_record, laws_of, unrecorded
 from ..model.registry import scheme as get_scheme
@@ -46,12 +47,46 @@ class SweepTable(pd.DataFrame):
         for name in self.columns:
             values = self[name].to_numpy()
             if values.dtype.kind not in "biuf":        # text: codes into sorted levels
+                if not all(isinstance(v, str) for v in values):
+                    raise ValueError(f"save: column {name} holds values that are neither "
+                                     f"numbers of one dtype nor text: "
+                                     f"{shown(values[:3].tolist())}")
                 levels[name], values = np.unique(values.astype(str), return_inverse=True)
                 levels[name] = levels[name].tolist()
             arrays[name] = (("row",), np.ascontiguousarray(values))
         attrs = {k: v for k, v in self.attrs.items() if k != "provenance" and k not in TIMINGS}
         write(path, "SweepTable", self.provenance, arrays,
               {"columns": list(self.columns), "levels": levels, "attrs": attrs})
+
+    @classmethod
+    def check_parts(cls, arrays: dict, dims: dict, attrs: dict) -> None:
+        """Check what a file holds against a table's schema: ``columns`` (names),
+        ``levels`` (column -> sorted texts), ``attrs`` (an object); one variable
+        of numbers along ``row`` per column, a text column's codes within its
+        levels, nothing else. A ValueError says what is wrong."""
+        columns, levels = attrs.get("columns"), attrs.get("levels")
+        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) \
+                or len(set(columns)) != len(columns):
+            raise ValueError(f"columns must be a list of distinct names, got {shown(columns)}")
+        if not isinstance(levels, dict) or not all(
+                c in columns and isinstance(v, list) and all(isinstance(x, str) for x in v)
+                for c, v in levels.items()):
+            raise ValueError(f"levels must map columns to lists of texts, got {shown(levels)}")
+        if not isinstance(attrs.get("attrs"), dict) or set(attrs) - {"columns", "levels",
+                                                                      "attrs"}:
+            raise ValueError(f"attributes: expected columns, levels and attrs, got "
+                             f"{shown(sorted(attrs))}")
+        if set(arrays) != set(columns):
+            raise ValueError(f"variables {shown(sorted(set(arrays) ^ set(columns)))} do not "
+                             f"match the columns")
+        for c in columns:
+            a = arrays[c]
+            if a.dtype.kind not in "biuf" or tuple(dims.get(c, ("row",))) != ("row",):
+                raise ValueError(f"column {c} must be numbers along row, got {a.dtype.name} "
+                                 f"along {dims.get(c)}")
+            if c in levels and a.size and (a.dtype.kind not in "iu" or a.min() < 0
+                                           or a.max() >= len(levels[c])):
+                raise ValueError(f"column {c}: codes outside its {len(levels[c])} levels")
 
     @classmethod
     def from_parts(cls, provenance, arrays: dict, attrs: dict) -> SweepTable:

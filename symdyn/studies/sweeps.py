@@ -81,10 +81,10 @@ def _seeds(kind, seeds):
                              f"got {shown(seeds)}")
         return range(int(seeds))              # not built: its size is checked first
     values = list(seeds) if hasattr(seeds, "__iter__") else [seeds]
-    if not values or not all(is_integer(s) and s >= 0 for s in values) \
-            or len(set(values)) != len(values):
-        raise ValueError(f"seeds: expected a non-empty list of distinct integers >= 0, "
-                         f"got {shown(seeds)}")
+    if not values or not all(is_integer(s) and 0 <= s < 2**63 for s in values) \
+            or len(set(values)) != len(values):       # the table's int64 column holds them
+        raise ValueError(f"seeds: expected a non-empty list of distinct integers in "
+                         f"[0, 2**63), got {shown(seeds)}")
     return tuple(int(s) for s in values)
 
 
