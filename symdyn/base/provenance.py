@@ -18,7 +18,9 @@ A save is atomic: every value is checked first, the file is written beside
 its target under a temporary name, flushed to disk and renamed over it, so a
 failed save (a bad value, a full disk, a killed process) leaves the old file
 as it was and a reader never sees half a file. :func:`read` opens regular
-files only and turns every malformed file into a ``ValueError`` naming it.
+files only and turns every malformed file into a ``ValueError`` naming it; the
+file records the SHA-256 of its content (:func:`digest`), so a changed or cut
+file is refused rather than read as another result.
 
 Layer 0, base.
 """
@@ -26,6 +28,7 @@ Layer 0, base.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -236,6 +239,9 @@ def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) ->
             raise ValueError(f"save: {name} has values beyond {stored}")
     header = {"symdyn_type": kind, "provenance": provenance.to_json(),
               "attributes_json": json.dumps(plain(attrs))}
+    header["sha256"] = digest(header, [
+        (name, a.dtype.name, dims, a.astype(STORED.get(a.dtype.name, a.dtype.name)))
+        for name, (dims, a) in arrays.items()])
     temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
     try:
         with netcdf_file(temporary, "w", version=2) as f:
@@ -302,8 +308,8 @@ def _parse(data: bytes, dims: dict):
         raise ValueError("not a netCDF-3 file")
     arrays = {}
     with netcdf_file(io.BytesIO(data), "r", mmap=False) as f:
-        header = {}
-        for key in ("symdyn_type", "provenance", "attributes_json"):
+        header, stored = {}, []
+        for key in ("symdyn_type", "provenance", "attributes_json", "sha256"):
             if not hasattr(f, key):
                 raise ValueError(f"no {key} attribute")
             header[key] = _text(getattr(f, key))
@@ -319,6 +325,10 @@ def _parse(data: bytes, dims: dict):
                                  f"dtype {dtype} is")
             arrays[name] = a.astype(dtype)
             dims[name] = tuple(_text(d) for d in v.dimensions)
+            stored.append((name, dtype, dims[name], a))
+        if digest(header, stored) != header["sha256"]:
+            raise ValueError("its content does not match its SHA-256 digest (changed or cut "
+                             "short since it was saved)")
     for name in [k[:-len(COMPLEX[0])] for k in arrays if k.endswith(COMPLEX[0])]:
         if name + COMPLEX[1] not in arrays or dims[name + COMPLEX[0]] != dims[name + COMPLEX[1]]:
             raise ValueError(f"variable {name}: real part without a matching imaginary part")
@@ -339,6 +349,25 @@ def _parse(data: bytes, dims: dict):
     if not isinstance(attrs, dict):
         raise ValueError(f"attributes_json: expected a JSON object, got {type(attrs).__name__}")
     return header["symdyn_type"], Provenance.from_json(header["provenance"]), arrays, attrs
+
+
+def digest(header: dict, variables) -> str:
+    """SHA-256 of what a file holds: its type, provenance and attributes
+    (``header``) and each variable (name, dtype, dimensions, shape, bytes as
+    stored, big-endian), in name order. :func:`write` records it; :func:`read`
+    refuses a file whose content does not match it."""
+    h = hashlib.sha256()
+
+    def part(data: bytes):
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+
+    for key in ("symdyn_type", "provenance", "attributes_json"):
+        part(header[key].encode())
+    for name, dtype, dims, a in sorted(variables, key=lambda v: v[0]):
+        part(json.dumps([name, dtype, list(dims), list(a.shape), a.dtype.str[1:]]).encode())
+        part(np.ascontiguousarray(a, dtype=a.dtype.newbyteorder(">")).tobytes())
+    return h.hexdigest()
 
 
 def _text(x) -> str:
