@@ -53,25 +53,77 @@ def load(path):
                          f"{' '.join(str(exc).split())[:300]}") from None
 
 
+#: what a rerun takes from a file: per result type, its producer and the
+#: options (numerical settings, flags, the inputs that rebuild the result)
+#: it passes on; every path (cache, out, a model's file), executor and
+#: scheduler comes from the caller, so a file naming any other is refused
+ALLOWED = {
+    "Simulation": ("simulate", {"rtol", "atol", "save_x", "clock", "cluster_threshold",
+                                "merge", "dtype", "method"}),
+    "Trajectory": ("solve", {"rtol", "atol", "dps", "sensitivities", "dense_output"}),
+    "MeanField": ("mean_field", {"modes", "tol"}),
+    "ZonalMeanField": ("mean_field_zonal", {"modes", "tol"}),
+    "Fit": ("fit", {"function", "first", "scheme", "n", "beta0", "tau0"}),
+    "LayerTrace": ("trace", {"skip_first", "random_seed", "text", "token_ids", "mlp", "norm",
+                             "eps", "permuted", "theta", "kv_map"}),
+    "SweepTable": ("sweep", {"kind", "grid", "seeds", "t", "batch", "rtol", "atol",
+                             "cluster_threshold"}),
+}
+
+
+def options_of(kind: str, p) -> dict:
+    """The options a rerun of a ``kind`` takes from its provenance ``p``:
+    a ValueError if ``p`` names another producer or an option that is not
+    one of :data:`ALLOWED` (a path, an executor: the caller's to give)."""
+    producer, allowed = ALLOWED[kind]
+    if p.producer != producer:
+        raise ValueError(f"rerun: a {kind} is made by {producer}, but its provenance names "
+                         f"{shown(p.producer)}")
+    opts = dict(p.options)
+    extra = sorted(set(opts) - allowed)
+    if extra:
+        raise ValueError(f"rerun: the {kind}'s provenance holds the option(s) "
+                         f"{', '.join(map(shown, extra))}, which a rerun does not take from a "
+                         f"file (it takes {', '.join(sorted(allowed))}; paths, executors and "
+                         f"schedulers come from the caller)")
+    return opts
+
+
+def fit_functions() -> dict:
+    """The fits a rerun may call, by the name their provenance records."""
+    from ..trained import fits
+    return {"exponential": fits.exponential, "power": fits.power,
+            "linear_norm": fits.linear_norm, "reduced_ode": fits.reduced_ode}
+
+
 def rerun(result, scheme=None, weights=None):
     """Run what made ``result`` again (``Simulation``, ``Trajectory``, ``LayerTrace``,
-    ``MeanField``, ``ZonalMeanField``, a sweep's table (serially)): the same
-    call, bit-identical arrays. A custom scheme is rebuilt from the laws its
+    ``MeanField``, ``ZonalMeanField``, ``Fit``, a sweep's table (serially)): the
+    same call, bit-identical arrays. A custom scheme is rebuilt from the laws its
     provenance keeps as text; ``scheme`` (one the text cannot rebuild: a
     sympy ``Piecewise``, a layer rule of its own) and ``weights`` (weights
-    given as arrays) supply what the record cannot."""
+    given as arrays; for a ``LayerTrace`` the model's file or folder) supply
+    what the record cannot. Only the numerical settings of :data:`ALLOWED`
+    come from the record: a rerun opens no path and starts no executor that
+    a file names, and a trace made from a model's file needs ``weights=``."""
     if "provenance" in getattr(result, "attrs", {}):          # a sweep's table
         from ..studies.sweep_table import rerun as rerun_sweep  # pandas, on use
         return rerun_sweep(result, sweep, scheme)
-    p = result.provenance
+    p = getattr(result, "provenance", None)
     if p is None:
         raise ValueError("rerun: the result has no provenance")
-    opts = dict(p.options)
+    kind = type(result).__name__
+    if kind not in ALLOWED:
+        raise ValueError(f"rerun: {kind} cannot be rerun yet")
+    opts = options_of(kind, p)
     if isinstance(result, LayerTrace):
-        return _retrace(p, opts)
+        return _retrace(p, opts, weights)
     if isinstance(result, Fit):
-        from ..trained import fits
-        return getattr(fits, opts.pop("function"))(result.data, **opts)
+        functions, name = fit_functions(), opts.pop("function", None)
+        if not isinstance(name, str) or name not in functions:
+            raise ValueError(f"rerun: the fit's function must be one of "
+                             f"{', '.join(sorted(functions))}, got {shown(name)}")
+        return functions[name](result.data, **opts)
     if isinstance(result, MeanField):
         return mean_field(p.beta, result.t, result.c0, kappa=p.kappa, attention=p.attention,
                           **opts)
@@ -84,18 +136,26 @@ def rerun(result, scheme=None, weights=None):
         s, _ = from_record(p.scheme, p.params, scheme, p.laws)
         return solve(s, result.n, result.beta, result.gamma0, result.r0, result.t,
                      p.attention, params=dict(result.params) or None, **opts)
-    raise ValueError(f"rerun: {type(result).__name__} cannot be rerun yet")
+    raise ValueError(f"rerun: {kind} cannot be rerun yet")
 
 
-def _retrace(p, opts):
-    """A :class:`LayerTrace` again: the model's file loaded with the same
-    options (its random weights redrawn from their seed), the same inputs."""
+def _retrace(p, opts, weights):
+    """A :class:`LayerTrace` again: the model (``weights``, the caller's path;
+    or the known model the record names) loaded with the same options (its
+    random weights redrawn from their seed), the same inputs."""
+    from ..trained import KNOWN
     from ..trained import load as load_model
     from ..trained.fits import randomized
 
+    if weights is None:
+        if p.weights not in KNOWN:
+            raise ValueError(f"weights: the trace was made from the model at "
+                             f"{shown(p.weights, 200)}; pass weights= (its file or folder): "
+                             f"a rerun opens no path a file names")
+        weights = p.weights
     inputs = {k: opts.pop(k) for k in ("text", "token_ids") if k in opts}
-    skip, seed = opts.pop("skip_first"), opts.pop("random_seed")
-    model = load_model(p.weights, **opts)
+    skip, seed = opts.pop("skip_first", False), opts.pop("random_seed", None)
+    model = load_model(weights, **opts)
     if seed is not None:
         model = randomized(model, seed)
     return model.trace(**inputs, skip_first=skip)

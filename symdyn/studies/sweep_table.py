@@ -106,15 +106,35 @@ def rerun(table, sweep, scheme=None, executor="serial", workers=None) -> SweepTa
     cut from one: its ``attrs`` keep the provenance) run again, whole, by
     ``sweep`` (:func:`~symdyn.studies.sweeps.sweep`, handed in: that module
     imports this one). ``executor``, ``workers``: as ``sweep``'s; ``scheme``:
-    the grid's schemes, in order, when it held custom ones."""
-    opts = dict(Provenance.from_json(table.attrs["provenance"]).options)
+    the grid's schemes, in order, when it held custom ones. Only the numerical
+    settings (:data:`RERUN_OPTIONS`) come from the record: a cache, an
+    output file, an executor or a scheduler it names is refused (they come
+    from the caller), and the sweep runs without a cache."""
+    p = Provenance.from_json(table.attrs["provenance"])
+    if p.producer != "sweep":
+        raise ValueError(f"rerun: a sweep's table is made by sweep, but its provenance names "
+                         f"{shown(p.producer)}")
+    opts = dict(p.options)
+    extra = sorted(set(opts) - RERUN_OPTIONS)
+    if extra:
+        raise ValueError(f"rerun: the table's provenance holds the option(s) "
+                         f"{', '.join(map(shown, extra))}, which a rerun does not take from a "
+                         f"file (it takes {', '.join(sorted(RERUN_OPTIONS))}; paths, executors "
+                         f"and schedulers come from the caller)")
+    if not isinstance(opts.get("grid"), dict):
+        raise ValueError(f"rerun: the table's grid must be a dict of axes, got "
+                         f"{shown(opts.get('grid'))}")
     grid = dict(opts.pop("grid"))
     if "scheme" in grid:
         grid["scheme"] = _schemes(grid["scheme"], scheme)
-    kind, seeds, times = opts.pop("kind"), opts.pop("seeds"), opts.pop("t")
+    kind, seeds, times = opts.pop("kind", None), opts.pop("seeds", None), opts.pop("t", None)
     return sweep(grid, times, kind=kind, seeds=seeds or None, executor=executor,
                  workers=workers, **opts)
 
+
+#: what a sweep's rerun takes from its record (the rest is the caller's)
+RERUN_OPTIONS = frozenset({"kind", "grid", "seeds", "t", "batch", "rtol", "atol",
+                           "cluster_threshold"})
 
 KINDS["SweepTable"] = SweepTable
 

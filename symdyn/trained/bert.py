@@ -25,9 +25,55 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
+from ..base.checks import is_integer, is_real, read_regular, shown
 from .files import Block, safetensors_arrays
 from .tokenize import bert_tokenizer
 from .trace import Traced, choice, flag, positive
+
+
+def read_config(path) -> dict:
+    """``config.json`` of a model folder (a regular file holding a JSON
+    object), checked by :func:`check_config`; else a ValueError naming it."""
+    data = read_regular(path, "config.json")
+    try:
+        config = json.loads(data)
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deep") from None
+    except ValueError as exc:                      # UnicodeDecodeError too
+        raise ValueError(f"{path}: not JSON ({' '.join(str(exc).split())})") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: expected a JSON object, got a {type(config).__name__}")
+    try:
+        check_config(config)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return config
+
+
+#: config.json's integer sizes: name -> (required, smallest value)
+SIZES = {"hidden_size": (True, 1), "num_attention_heads": (True, 1),
+         "num_hidden_layers": (True, 1), "vocab_size": (True, 1),
+         "max_position_embeddings": (False, 1), "pad_token_id": (False, 0)}
+
+
+def check_config(config) -> None:
+    """A BERT config checked as the API checks its arguments: the sizes
+    integers in range, the heads dividing the width, ``layer_norm_eps`` a
+    finite number > 0 (a ValueError naming the key and what is allowed)."""
+    if not isinstance(config, dict):
+        raise ValueError(f"config: expected a JSON object, got {shown(config)}")
+    for key, (required, low) in SIZES.items():
+        value = config.get(key)
+        if value is None and not required:
+            continue
+        if not (is_integer(value) and value >= low):
+            raise ValueError(f"{key} must be an integer >= {low}, got {shown(value)}")
+    if config["hidden_size"] % config["num_attention_heads"]:
+        raise ValueError(f"num_attention_heads must divide hidden_size "
+                         f"({config['hidden_size']}), got {config['num_attention_heads']}")
+    eps = config.get("layer_norm_eps", 1e-12)
+    if not (is_real(eps) and np.isfinite(eps) and eps > 0):
+        raise ValueError(f"layer_norm_eps must be a finite number > 0, got {shown(eps)}")
 
 
 def layer_norm(x, g, b, eps):
@@ -73,6 +119,7 @@ class Bert(Traced):
 
     def __init__(self, config: dict, weights: dict, tokenizer=None, name="bert", **options):
         o = self.given = self.options(options)
+        check_config(config)
         if config.get("model_type", "bert") not in ("bert",):
             raise ValueError(f"model_type={config.get('model_type')!r}: only 'bert' folders "
                              "load as encoders")
@@ -105,10 +152,10 @@ class Bert(Traced):
     def from_folder(cls, folder, name=None, **options) -> Bert:
         cls.options(options)                        # bad options fail before any reading
         folder = Path(folder)
-        config = json.loads((folder / "config.json").read_text())
         f = folder / "model.safetensors"
         if not f.is_file():
             raise ValueError(f"{folder}: no model.safetensors (only safetensors folders load)")
+        config = read_config(folder / "config.json")
         weights = safetensors_arrays(f)
         context = config.get("max_position_embeddings", 512)
         tok = bert_tokenizer(folder, context) if (folder / "tokenizer.json").is_file() else None

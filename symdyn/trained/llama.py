@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import expit
 
-from ..base.checks import shown
+from ..base.checks import is_integer, is_real, shown
 from .bert import softmax
 from .files import Block, cached_arrays, need
 from .tokenize import gguf_tokenizer
@@ -100,6 +100,29 @@ def kv_heads(value, name):
     return value
 
 
+def check_meta(meta: dict, g: str) -> None:
+    """The GGUF metadata checked as the API checks its arguments: the sizes
+    integers >= 1, the heads dividing the width and the key/value heads the
+    heads, the RMS epsilon and the RoPE base finite numbers > 0."""
+    sizes = {"block_count": True, "embedding_length": True, "attention.head_count": True,
+             "attention.head_count_kv": False, "context_length": False}
+    for key, required in sizes.items():
+        value = meta.get(g + key)
+        if value is None and not required:
+            continue
+        if not (is_integer(value) and value >= 1):
+            raise ValueError(f"{g}{key} must be an integer >= 1, got {shown(value)}")
+    d, heads = meta[g + "embedding_length"], meta[g + "attention.head_count"]
+    kv = meta.get(g + "attention.head_count_kv", heads)
+    if d % heads or heads % kv:
+        raise ValueError(f"{g}attention.head_count ({heads}) must divide embedding_length "
+                         f"({d}), and attention.head_count_kv ({kv}) the heads")
+    for key, default in (("attention.layer_norm_rms_epsilon", None), ("rope.freq_base", 1.0)):
+        value = meta.get(g + key, default)
+        if not (is_real(value) and np.isfinite(value) and value > 0):
+            raise ValueError(f"{g}{key} must be a finite number > 0, got {shown(value)}")
+
+
 class Llama(Traced):
     """A Llama-family decoder; ``Llama.from_gguf(path)``. Options (:data:`OPTIONS`):
     ``mlp`` (bool), ``norm`` (``"rms"`` or ``"projection"``: x/|x|·sqrt(d)),
@@ -119,6 +142,7 @@ class Llama(Traced):
             raise ValueError(f"general.architecture={arch!r}: supported GGUF architectures are "
                              f"{', '.join(ARCHITECTURES)}")
         g = f"{arch}."
+        check_meta(meta, g)
         self.name, self.tokenizer, self.meta, self.source_meta = name, tokenizer, meta, meta
         self.L, self.d = int(meta[g + "block_count"]), int(meta[g + "embedding_length"])
         self.heads = int(meta[g + "attention.head_count"])

@@ -199,7 +199,9 @@ def test_a_layer_trace_names_its_model_ablations_and_inputs(tmp_path):
     ablated.save(tmp_path / "t.nc")
     back = sd.load(tmp_path / "t.nc")
     assert back.provenance == ablated.provenance and _same_bytes(back, ablated)
-    assert _same_bytes(sd.rerun(back), ablated)
+    assert _same_bytes(sd.rerun(back, weights=tmp_path / "tiny-bert"), ablated)
+    with pytest.raises(ValueError, match="weights: the trace was made from the model at"):
+        sd.rerun(back)                # the path a file names is not opened
     other = randomized(model.variant(mlp=False), 4).trace(token_ids=ids)
     assert not _same_bytes(other, ablated)                 # control: another seed differs
 
