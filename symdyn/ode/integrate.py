@@ -17,8 +17,8 @@ Procedure per sweep over the unfinished members:
 1. clip each step so it ends exactly on the member's next stop (a
    breakpoint where the right-hand side has a kink, or the last output time);
    output times in between neither end nor change a step: they are read from
-   DOP853's continuous extension (no evaluation: :mod:`symdyn.ode.dense`; made
-   only on the accepted steps that hold an output; :mod:`symdyn.ode.outputs`);
+   DOP853's continuous extension (Hairer's ``contd8``, three evaluations;
+   made only on the accepted steps that hold an output; :mod:`symdyn.ode.outputs`);
 2. take the 12-stage step (``DOP853.step``, :mod:`symdyn.ode.methods`) and
    measure its error with the embedded 5th and 3rd order solutions
    (``DOP853.error``, :func:`symdyn.ode.control.dop853_norm`); a step is
@@ -52,7 +52,15 @@ from .events import check as check_events
 from .events import crossed
 from .events import locate as locate_root
 from .events import values as event_values
-from .methods import DOP853, initial_step, stage_sums_workspace
+from .methods import (
+    DENSE_OUTPUTS,
+    DOP853,
+    ORDER6,
+    ORDER7,
+    initial_step,
+    stage_sums_workspace,
+    stiffness,
+)
 from .outputs import Output, Stops, land, read, restart, serve_ends
 from .stiffness import Methods
 
@@ -107,7 +115,8 @@ def _check(t_out, y0, rtol, atol):
 
 def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
               max_steps=200_000, project=None, record=None,
-              refresh=None, stiff=False, events=None, controller=None) -> BatchSolution:
+              refresh=None, stiff=False, events=None, controller=None,
+              dense_output=ORDER7) -> BatchSolution:
     """Integrate ``dy/dt = f(t, y, phase, *args)`` from ``t = 0`` for every member.
 
     Parameters
@@ -167,6 +176,16 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     controller : Controller, optional
         The step-size controller (:class:`symdyn.ode.control.Controller`);
         default :data:`symdyn.ode.control.DEFAULT`.
+    dense_output : {"order7", "order6"}
+        How states between a step's ends (output times, events) are read.
+        ``"order7"`` (default): Hairer's ``contd8``, as accurate as the step
+        ends, three more evaluations on each step that holds an output (steps
+        held by stability, :math:`h\\lambda >`
+        :data:`~symdyn.ode.methods.DENSE_EDGE`, use the order-6 extension,
+        which follows their stiff mode better). ``"order6"``: the extension of
+        :mod:`symdyn.ode.dense` from the step's own stages, no evaluation, but
+        up to about 20x less accurate between the step ends on smooth
+        nonlinear problems (``benchmarks/output_accuracy.py``).
 
     Returns
     -------
@@ -180,11 +199,14 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     t_out, y0, rtol, atol = _check(t_out, y0, rtol, atol)
     max_steps = _count(max_steps)
     events = check_events(events)
+    if dense_output not in DENSE_OUTPUTS:
+        raise ValueError(f"dense_output must be one of {', '.join(DENSE_OUTPUTS)}, "
+                         f"got {shown(dense_output)}")
     if events and stiff:
         raise ValueError("events: not with stiff=True (Rosenbrock steps have no dense "
                          "output to locate them on)")
     return _Driver(f, t_out, y0, args, rtol, atol, breakpoints, project, record, refresh,
-                   stiff, events, controller_or_default(controller)).run(max_steps)
+                   stiff, events, controller_or_default(controller), dense_output).run(max_steps)
 
 
 def _count(max_steps):
@@ -200,9 +222,9 @@ class _Driver:
     and the events' values."""
 
     def __init__(self, f, t_out, y0, args, rtol, atol, breakpoints, project, record,
-                 refresh, stiff, events, control):
+                 refresh, stiff, events, control, dense_output):
         M, dim = y0.shape
-        self.control = control
+        self.control, self.dense_output = control, dense_output
         self.f, self.t_out, self.args, self.rtol, self.atol = f, t_out, tuple(args), rtol, atol
         self.project, self.refresh, self.events = project, refresh, events
         self.stops = stops = Stops.build(t_out, breakpoints)
@@ -222,7 +244,7 @@ class _Driver:
         self.failed, self.rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
         self.last_err, self.last_h = np.zeros(M), np.ones(M)   # last full accepted step
         self.active = np.arange(M) if len(stops.times) else np.arange(0)
-        self.K = np.empty((dop853.N_STAGES + 1, M, dim), dtype=y0.dtype)
+        self.K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
         self.work = stage_sums_workspace(M, dim, y0.dtype)
         self.dims, self.accepted = np.full(M, dim), np.zeros(M, dtype=int)
         self.mode = Methods(M, stiff, dim, y0.dtype)
@@ -263,9 +285,10 @@ class _Driver:
         clipped = step >= target - ta
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
-            y_new, f_new, err, Ka, lam, cost = take(self.f, mode, Attempt(
+            taken = take(self.f, mode, Attempt(
                 active=active, sel=sel, t=ta, y=ya, fy=fa, h=step, t_new=t_new, args=arga,
                 after_rejection=rejected), self.K, self.work, self.atol, self.rtol, self.dims)
+            y_new, f_new, err, cost = taken.y_new, taken.f_new, taken.err, taken.cost
             predicted = self.control.predicted(last_err[sel], step / self.last_h[sel],
                                                DOP853.exponent)
             finite = _finite_rows(y_new, f_new, err)
@@ -278,8 +301,9 @@ class _Driver:
             at = keep if sel is not active else active[keep]
             last_err[at], self.last_h[at] = err[keep], step[keep]
         too_small = self.control.too_small(new_h, ta)
-        self.advance(accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka, stop_time)
-        mode.switch(active, accept & ~clipped, step, new_h, last_err, lam)
+        self.advance(accept, clipped, ta, ya, step, t_new, arga, taken, stop_time,
+                     mode.edge(active, step, taken.lam))
+        mode.switch(active, accept & ~clipped, step, new_h, last_err, taken.lam)
         if self.refresh is not None:
             self.renew(active[accept])
         h[sel] = new_h
@@ -292,11 +316,12 @@ class _Driver:
         if done.any():
             self.active = active[~done]
 
-    def advance(self, accept, clipped, ta, ya, step, t_new, y_new, f_new, arga, Ka,
-                stop_time):
+    def advance(self, accept, clipped, ta, ya, step, t_new, arga, taken, stop_time, z):
         """The accepted steps: their continuous extensions, events, outputs, the
-        new states, the stops."""
+        new states, the stops. ``z``: each step's :math:`h\\lambda` as the
+        stiffness switch keeps it (None without the switch)."""
         f, active, t, y, fy = self.f, self.active, self.t, self.y, self.fy
+        y_new, f_new = taken.y_new, taken.f_new
         ex = self.mode.explicit_rows
         idx = active[accept]
         every = idx.size == accept.size     # every row accepted: no boolean gathers
@@ -305,7 +330,7 @@ class _Driver:
             return x if every else x[accept]
         t_end, y_end = t_new, y_new
         if self.events:
-            t_end, y_end = self.locate(accept, ta, ya, step, t_new, y_new, arga, Ka)
+            t_end, y_end = self.locate(accept, ta, ya, step, t_new, arga, taken)
         if idx.size and self._outputs_by(t_end):
             F = None
             if self.dense:                  # only the steps that hold an output
@@ -313,7 +338,7 @@ class _Driver:
                 nxt = self.following[active[ex][pe]]
                 K = len(self.t_out)
                 pe = pe[(nxt < K) & (self.t_out[np.minimum(nxt, K - 1)] < t_end[ex][pe])]
-                F = self.extension(pe, ex, ya, step, y_new, Ka)
+                F = self.extension(pe, ex, ta, ya, step, arga, taken, z)
             if F is not None:       # (without, no output lies inside a step)
                 def rows(x):
                     return x[ex][pe]
@@ -338,16 +363,29 @@ class _Driver:
                                fy, self.last_err)
             self.mode.renew(active[on_stop])
 
-    def extension(self, pe, ex, ya, step, y_new, Ka):
+    def extension(self, pe, ex, ta, ya, step, arga, taken, z):
         """The continuous extensions of the accepted DOP853 steps at explicit
-        rows ``pe`` (no evaluation; None if there are none)."""
+        rows ``pe`` (None if there are none), by ``dense_output``; ``z``: the
+        steps' :math:`h\\lambda` kept by the switch, else measured here."""
         if not pe.size:
             return None
         def rows(x):
             return x[ex][pe]
+        Ka = taken.K if pe.size == taken.K.shape[1] else taken.K[:, pe]
+        return self._dense(rows(ta), rows(ya), rows(step), rows(taken.y_new),
+                           tuple(rows(a) for a in arga), Ka,
+                           None if z is None else rows(z),
+                           taken.y_last if pe.size == taken.K.shape[1] else taken.y_last[pe])
+
+    def _dense(self, t, y, h, y_new, args, K, z, y_last):
+        """:func:`~symdyn.ode.methods.dense_coefficients` of these steps (their
+        :math:`h\\lambda` measured from the stages where ``z`` is None)."""
         with np.errstate(all="ignore"):
-            return DOP853.dense(rows(ya), rows(step), rows(y_new),
-                                Ka if pe.size == Ka.shape[1] else Ka[:, pe])
+            if z is None and self.dense_output != ORDER6:
+                z = stiffness(K, h, y_new, y_last)
+            F, cost = DOP853.dense(self.f, t, y, h, y_new, args, K, z, self.dense_output)
+        self.nfev += cost
+        return F
 
     def _outputs_by(self, t_end):
         """Whether some member's next output time is at or before the latest
@@ -357,12 +395,12 @@ class _Driver:
             self._earliest = self.t_out[first] if first < len(self.t_out) else np.inf
         return self._earliest <= t_end.max()
 
-    def locate(self, accept, ta, ya, step, t_new, y_new, arga, Ka, F=None):
+    def locate(self, accept, ta, ya, step, t_new, arga, taken, F=None):
         """Evaluate the events after the accepted steps; locate the first root
         of each on the continuous extension (``F``: those of every accepted
         step, if made), and stop the members whose terminal event fired.
         Returns the steps' ends (the root for those)."""
-        active, events = self.active, self.events
+        active, events, y_new = self.active, self.events, taken.y_new
         p = np.flatnonzero(accept)
         m, sub = active[p], tuple(a[p] for a in arga[1:])
         g_new, g_old = event_values(events, t_new[p], y_new[p], sub), self.g[m]
@@ -373,8 +411,8 @@ class _Driver:
             return t_new, y_new
         q, mq = p[rows], m[rows]
         if F is None:
-            with np.errstate(all="ignore"):
-                F = DOP853.dense(ya[q], step[q], y_new[q], Ka[:, q])
+            F = self._dense(ta[q], ya[q], step[q], y_new[q], tuple(a[q] for a in arga),
+                            taken.K[:, q], None, taken.y_last[q])
         else:                       # events: no stiff members, F's rows are p's
             F = [c[rows] for c in F]
         t_end, y_end = t_new.copy(), y_new.copy()

@@ -2,9 +2,10 @@ r"""Integration methods as objects: a tableau (or rule), an order, an error
 estimate and a step, and the step-size controller they share.
 
 * :data:`DOP853`: the Dormand-Prince 8(5,3) pair of :mod:`symdyn.ode.dop853`
-  (Hairer, Norsett & Wanner, *Solving ODEs I*, II.10), with a continuous
-  extension of order 6 from the step's own stages (dense output,
-  :mod:`symdyn.ode.dense`, :func:`dense_coefficients`, :func:`interpolate`);
+  (Hairer, Norsett & Wanner, *Solving ODEs I*, II.10), with its continuous
+  extension (dense output: Hairer's ``contd8`` of order 7, or the order-6
+  extension of :mod:`symdyn.ode.dense`; :func:`dense_coefficients`,
+  :func:`interpolate`);
   a batch of members steps by one array operation per stage, every linear
   combination summed left to right in a fixed order (:func:`_combine`), so a
   member's result does not depend on its batch;
@@ -242,14 +243,84 @@ def error_norm(K, h, scale, dims=None):
                        scale, scale.shape[1] if dims is None else dims)
 
 
-def dense_coefficients(y, h, y_new, K):
-    """The seven coefficient rows of DOP853's continuous extension on a step,
-    from the step's own 13 stages ``K`` (``K[12] = f(t + h, y_new)``): no
-    evaluation (:mod:`symdyn.ode.dense`, order 6). :math:`F_0 = y_{new} - y`,
+#: The interpolants of DOP853's dense output (``dense_output=`` of the driver):
+#: Hairer's ``contd8``, order 7, three more evaluations on each step that holds
+#: an output (the default); or the order-6 extension of :mod:`symdyn.ode.dense`
+#: from the step's own 13 evaluations (an opt-in: no evaluation, but between
+#: the step's ends up to about 20x the error of ``contd8`` on smooth nonlinear
+#: problems, ``benchmarks/output_accuracy.py``).
+ORDER7, ORDER6 = "order7", "order6"
+DENSE_OUTPUTS = (ORDER7, ORDER6)
+#: Steps with Hairer's :math:`h\lambda` above this are held by stability: on
+#: their decaying stiff mode ``contd8`` amplifies what the step damps (2.4x
+#: the order-6 extension's error at :math:`h\lambda = 2`, 12x at 6,
+#: ``tests/ode/test_dense.py``), so they are read from the order-6 extension,
+#: within twice the step's own error there.
+DENSE_EDGE = 2.0
+
+
+def free_coefficients(y, h, y_new, K):
+    """The seven coefficient rows of the order-6 continuous extension, from
+    the step's own 13 stages ``K`` (``K[12] = f(t + h, y_new)``): no
+    evaluation (:mod:`symdyn.ode.dense`). :math:`F_0 = y_{new} - y`,
     :math:`F_i = h \\sum_j` ``dense.ROWS[i-1, j]`` :math:`k_j`.
     """
     tmp = np.empty_like(y)
     return [y_new - y] + [h[:, None] * _combine(row, K, tmp=tmp) for row in dense.ROWS]
+
+
+def contd8_coefficients(f, t, y, h, y_new, args, K):
+    """The seven coefficient rows of Hairer's ``contd8`` (order 7) on a step.
+
+    ``K`` holds the 13 stages of the step (``K[12] = f(t + h, y_new)``); the
+    three extra stages :math:`k_{13..15}` are evaluated into ``K[13:16]``.
+    With :math:`\\Delta = y_{new} - y`: :math:`F_0 = \\Delta`,
+    :math:`F_1 = h k_0 - \\Delta`, :math:`F_2 = 2\\Delta - h(k_{12} + k_0)`,
+    :math:`F_{3..6} = h \\sum_j D_{ij} k_j` (Hairer, Norsett & Wanner, II.6;
+    scipy's ``DOP853`` dense output). Costs three evaluations of ``f``.
+    """
+    for j, c in enumerate(dop853.C_EXTRA):
+        s = _S + 1 + j
+        K[s] = f(t + c * h, y + (h[:, None] * _combine(dop853.A_EXTRA[j, :s], K)
+                                 ).astype(y.dtype, copy=False), *args)
+    delta = y_new - y
+    F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
+    F += [h[:, None] * _combine(row, K) for row in dop853.D]
+    return F
+
+
+def dense_coefficients(f, t, y, h, y_new, args, K, z, how=ORDER7):
+    """The continuous extensions of the rows of a batch of steps and the
+    evaluations spent: ``contd8`` (order 7, 3 evaluations) where ``how`` is
+    :data:`ORDER7` and the step's :math:`h\\lambda` (``z``) is at most
+    :data:`DENSE_EDGE`, the order-6 extension (no evaluation) elsewhere.
+    ``K``: the stages, :data:`symdyn.ode.dop853.N_EXTENDED` rows (the
+    ``contd8`` rows' extra stages are written there)."""
+    if how == ORDER6:
+        return free_coefficients(y, h, y_new, K[: _S + 1]), 0
+    held = ~(z <= DENSE_EDGE)               # NaN (no estimate) counts as held
+    if not held.any():
+        return contd8_coefficients(f, t, y, h, y_new, args, K), 3
+    if held.all():
+        return free_coefficients(y, h, y_new, K[: _S + 1]), 0
+    c = np.flatnonzero(~held)
+    Kc = K[:, c]
+    Fc = contd8_coefficients(f, t[c], y[c], h[c], y_new[c], tuple(a[c] for a in args), Kc)
+    F = free_coefficients(y, h, y_new, K[: _S + 1])
+    for row, rc in zip(F, Fc, strict=True):
+        row[c] = rc
+    return F, 3
+
+
+def stiffness(K, h, y_new, y_last):
+    """Hairer's :math:`h\\lambda = h |k_{12} - k_{11}| / |y_1 - Y_{11}|` per
+    row (``y_last``: the last stage's point :math:`Y_{11}`, also at ``t + h``):
+    where DOP853's step sits relative to its stability limit."""
+    return h * np.sqrt(_sq(K[_S] - K[_S - 1]) / _sq(y_new - y_last))
+
+
+def _sq(x):
+    return np.einsum("mi,mi->m", x, x)
 
 
 def interpolate(F, y, x):
@@ -310,8 +381,9 @@ class Dop853(Method):
 
     ``step(f, t, y, fy, h, t_new, args, K, work=None)`` fills the stages ``K``
     (``K[12] = f(t_new, y_new)``) and returns a :class:`Dop853Step`;
-    ``error(step, h, scale, dims)``; ``dense(y, h, y_new, K)``
-    (:func:`dense_coefficients`, no evaluation) and ``interpolate(F, y, x)``."""
+    ``error(step, h, scale, dims)``; ``dense(f, t, y, h, y_new, args, K, z,
+    how)`` (:func:`dense_coefficients`: ``contd8`` or the order-6 extension)
+    and ``interpolate(F, y, x)``."""
 
     name, order, error_order = "DOP853", dop853.ORDER, dop853.ERROR_ORDER
     dense = staticmethod(dense_coefficients)

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import dense, dop853
 from .control import controller_or_default, dop853_norm, error_scale
-from .methods import DOP853
+from .methods import DENSE_EDGE, DENSE_OUTPUTS, DOP853, ORDER7
 from .outputs import polynomial_at
 
 _S = dop853.N_STAGES
@@ -73,7 +73,10 @@ _B = _stage(dop853.B)
 _E5 = _row(dop853.E5)
 _E3 = _row(dop853.E3)
 _C = [float(x) for x in dop853.C]
-_D = [_row(row) for row in dense.ROWS]
+_D6 = [_row(row) for row in dense.ROWS]
+_A_EXTRA = [_stage(row[: _S + 1 + j]) for j, row in enumerate(dop853.A_EXTRA)]
+_C_EXTRA = [float(x) for x in dop853.C_EXTRA]
+_D = [_row(row) for row in dop853.D]
 
 
 class GiveUp(Exception):
@@ -91,18 +94,35 @@ def _call(f, t, y, phase):
 
 
 def _step(f, t, y, fy, h, t_new, phase, K, dim):
+    """One DOP853 step: ``y_new`` and the last stage's point :math:`Y_{11}`."""
     K[0] = fy
     for s in range(1, _S):
-        K[s] = _call(f, t + _C[s] * h, _A[s](K, y, h), phase)
+        point = _A[s](K, y, h)
+        K[s] = _call(f, t + _C[s] * h, point, phase)
     y_new = _B(K, y, h)
     K[_S] = _call(f, t_new, y_new, phase)
-    return y_new
+    return y_new, point
 
 
-def _dense(y, h, y_new, K):
-    """:func:`symdyn.ode.methods.dense_coefficients` in floats (no evaluation)."""
-    return ([[b - a for a, b in zip(y, y_new, strict=True)]]
-            + [[h * v for v in row(K)] for row in _D])
+def _dense(f, t, y, h, y_new, y_last, phase, K, how):
+    """:func:`symdyn.ode.methods.dense_coefficients` in floats: ``contd8``
+    (three evaluations) unless ``how`` is ``"order6"`` or the step is held by
+    stability (:func:`~symdyn.ode.methods.stiffness` above
+    :data:`~symdyn.ode.methods.DENSE_EDGE`). Returns the rows and the
+    evaluations spent."""
+    delta = [b - a for a, b in zip(y, y_new, strict=True)]
+    if how == ORDER7:
+        num = sum((a - b) * (a - b) for a, b in zip(K[_S], K[_S - 1], strict=True))
+        den = sum((a - b) * (a - b) for a, b in zip(y_new, y_last, strict=True))
+        with np.errstate(all="ignore"):
+            z = h * float(np.sqrt(np.float64(num) / np.float64(den)))
+        if z <= DENSE_EDGE:
+            for j, c in enumerate(_C_EXTRA):
+                K[_S + 1 + j] = _call(f, t + c * h, _A_EXTRA[j](K, y, h), phase)
+            F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
+                 [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[_S], K[0], strict=True)]]
+            return F + [[h * v for v in row(K)] for row in _D], 3
+    return [delta] + [[h * v for v in row(K)] for row in _D6], 0
 
 
 def _interpolate(F, y, x):
@@ -139,18 +159,21 @@ class OneSolution(NamedTuple):
 
 
 def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200_000,
-                  controller=None):
+                  controller=None, dense_output=ORDER7):
     """Integrate one member: ``f(t, y, phase) -> list`` from ``t = 0``.
 
     ``t_out``: increasing output times ``>= 0``; ``y0``, ``rtol``, ``atol``:
     lists of floats (per component); ``h0``: the first step (from
     :func:`symdyn.ode.methods.initial_step`); ``controller``: as the batched
-    driver's (:data:`symdyn.ode.control.DEFAULT` for None). Returns a
+    driver's (:data:`symdyn.ode.control.DEFAULT` for None); ``dense_output``:
+    as the batched driver's. Returns a
     :class:`OneSolution`; raises :class:`GiveUp`
     where the batched path must answer instead. As the batched driver, no
     step ends on an output time, and the accepted steps that hold one make
     their continuous extension.
     """
+    if dense_output not in DENSE_OUTPUTS:
+        raise ValueError(f"dense_output must be one of {', '.join(DENSE_OUTPUTS)}")
     control, exponent = controller_or_default(controller), DOP853.exponent
     dim = len(y0)
     t_out = list(t_out)
@@ -165,7 +188,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
     fy = _call(f, t, y, phase)
     nfev, nsteps, h = 1, 0, h0       # the first stage; the caller counts h0
     rejected, last_err, last_h = False, 0.0, 1.0
-    K = [None] * (_S + 1)
+    K = [None] * dop853.N_EXTENDED
     for stop in stops:
         while t < stop:
             if nsteps >= max_steps:
@@ -173,7 +196,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
             step = min(h, stop - t)
             clipped = step >= stop - t
             t_new = stop if clipped else t + step
-            y_new = _step(f, t, y, fy, step, t_new, phase, K, dim)
+            y_new, y_last = _step(f, t, y, fy, step, t_new, phase, K, dim)
             nfev += _S
             scale = [error_scale(a, r, u, v)
                      for a, r, u, v in zip(atol, rtol, y, y_new, strict=True)]
@@ -194,7 +217,9 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
                 last_err, last_h = err, step
             holds = k < len(t_out) and t_out[k] < t_new
             if holds:
-                k = _outputs(_dense(y, step, y_new, K), y, t, step, t_out, k, t_new, states)
+                F, cost = _dense(f, t, y, step, y_new, y_last, phase, K, dense_output)
+                nfev += cost
+                k = _outputs(F, y, t, step, t_out, k, t_new, states)
             t, y, fy, h = t_new, y_new, K[_S], new_h
             if k < len(t_out) and t_out[k] == t:
                 states[k] = y

@@ -23,6 +23,7 @@ TRIAL_STEPS = 8              # ROS34PW2 steps before its step size is judged
 JAC_AGE = 10                 # ROS34PW2 steps on one Jacobian ...
 JAC_FLOATS = 20_000_000      # the batch's Jacobians must fit in this many floats
 MAX_WAIT = 4 * STIFF_STEPS   # the doubled wait before a switch stops growing here
+EDGE_MEMORY = 2 * STIFF_STEPS  # attempts over which a member's largest lambda is kept
 
 
 class Methods:
@@ -51,9 +52,14 @@ class Methods:
     cost) waited 960 explicit steps at the stability limit once they had met
     (causal Post-LN, ``benchmarks/causal_long_run.py``).
     Explicit steps never end on output times (their steps do not depend on
-    them): the continuous extension (:mod:`symdyn.ode.dense`) stays within
-    twice a step's own error on a decaying mode, up to and past DOP853's
-    stability limit, so steps held there are read like any other.
+    them); :meth:`edge` gives each step's :math:`h\lambda` with the largest
+    :math:`\lambda` of the member's last :data:`EDGE_MEMORY` attempts
+    (rejected ones included): where the step size oscillates about the
+    stability limit, a long step after short ones measures a small
+    :math:`\lambda` (its stiff component was damped), and Hairer's ``contd8``,
+    built from stages that amplify that component, missed by 3e-7 at
+    ``rtol = 1e-9``; past :data:`symdyn.ode.methods.DENSE_EDGE` the outputs
+    are read from the order-6 extension of :mod:`symdyn.ode.dense`.
     """
 
     def __init__(self, M, enabled, dim, dtype):
@@ -73,6 +79,8 @@ class Methods:
         self.age = np.full(M, JAC_AGE)
         self.h_explicit = np.zeros(M)
         self.since = np.zeros(M, dtype=int)     # ROS34PW2 steps since the switch
+        self.rate = np.zeros(M)                  # the largest recent lambda ...
+        self.rate_age = np.zeros(M, dtype=int)  # ... measured this many attempts ago
         self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / dop853.N_STAGES)
 
     def target(self, active, ta, stop_time, t_out, following):
@@ -88,6 +96,21 @@ class Methods:
         nxt = following[active]
         out_time = np.where(nxt < len(t_out), t_out[np.minimum(nxt, len(t_out) - 1)], np.inf)
         return np.where(sf, np.minimum(stop_time, out_time), stop_time)
+
+    def edge(self, active, step, lam):
+        """:math:`h\\lambda` of every active row's step with the largest
+        :math:`\\lambda` of the member's last :data:`EDGE_MEMORY` attempts
+        (``lam``: this attempt's :math:`h\\lambda`, 0 for stiff rows); None
+        without the switch."""
+        if not self.enabled:
+            return None
+        with np.errstate(all="ignore"):
+            now = np.where(np.isfinite(lam) & (step > 0), lam / step, 0.0)
+        rate, age = self.rate[active], self.rate_age[active] + 1
+        newer = (now >= rate) | (age >= EDGE_MEMORY)
+        self.rate[active] = rate = np.where(newer, now, rate)
+        self.rate_age[active] = np.where(newer, 0, age)
+        return step * rate
 
     def exponent(self, active):
         """The step control's exponent per member: DOP853's -1/8 or ROS34PW2's -1/3."""

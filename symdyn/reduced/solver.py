@@ -37,7 +37,7 @@ from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from ..ode.integrate import BatchSolution
-from ..ode.methods import initial_step
+from ..ode.methods import DENSE_OUTPUTS, initial_step
 from ..ode.outputs import count
 from ..ode.scalar import GiveUp, integrate_one
 from .compile import stable_system
@@ -69,12 +69,12 @@ def _wrt(s: Scheme, sensitivities):
 
 #: the options of :func:`solve` (a scheme's parameters go in ``params=``)
 SOLVE_OPTIONS = ("scheme", "n", "beta", "gamma0", "r0", "t", "attention", "rtol", "atol", "dps",
-                 "sensitivities", "params")
+                 "sensitivities", "params", "dense_output")
 
 
 def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
           rtol=1e-11, atol=1e-12, dps=None, sensitivities=False, params=None,
-          **legacy) -> Trajectory:
+          dense_output="order7", **legacy) -> Trajectory:
     """Solve the reduced ODE of ``scheme`` from equiangular starts.
 
     Parameters
@@ -109,6 +109,12 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
         Values of the scheme's free parameters (``params={"c": 0.5}``, or an
         array: one more batch axis, broadcast with ``n`` etc.); defaults where
         omitted. (Passing them beside the options, ``c=0.5``, is deprecated.)
+    dense_output : {"order7", "order6"}
+        How values at output times between the steps' ends are read:
+        ``"order7"`` (default) as accurate as the step ends (Hairer's
+        ``contd8``, three more evaluations on each step that holds an output);
+        ``"order6"`` costs no evaluation but is up to about 20x less accurate
+        (``benchmarks/output_accuracy.py``; :func:`symdyn.ode.integrate.integrate`).
 
     Returns
     -------
@@ -139,6 +145,9 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     n, beta, gamma0, r0, params = broadcast_arguments(s, n, beta, gamma0, r0, params)
     wrt = _wrt(s, sensitivities)
     rtol, atol = check_tolerance(rtol, "rtol"), check_tolerance(atol, "atol")
+    if dense_output not in DENSE_OUTPUTS:
+        raise ValueError(f"dense_output must be one of {', '.join(DENSE_OUTPUTS)}, "
+                         f"got {shown(dense_output)}")
     if dps is not None:
         dps = integer(dps, "dps", 15)
         if dps > MAX_DPS:
@@ -151,13 +160,15 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
                                       **{x: params[x.name] for x in s.symbols}}, "solve")
     sens = None if wrt is None else sensitivity(s, wrt, attention)
     made = provenance(s, n, beta, attention, {"rtol": rtol, "atol": atol, "dps": dps,
-                                               "sensitivities": sensitivities})
+                                               "sensitivities": sensitivities,
+                                               "dense_output": dense_output})
     if dps is not None:
         res, derivs = solve_multiprecision(system, times, n, beta, gamma0, r0, params, sens, dps)
         return Trajectory(times, res["gamma"], res["epsilon"], res["log_epsilon"],
                           res["gamma_dot"], res["r"], n, beta, gamma0, r0, 0,
                           f"mpmath extrapolation at {dps} digits", params, derivs, made)
-    tr = _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol)
+    tr = _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol,
+                      dense_output)
     check_r_underflow(system, tr)
     return replace(tr, provenance=made)
 
@@ -182,17 +193,17 @@ def _check_size(s, K, values, sensitivities):
            f"({M:,} members) x {K:,} times")
 
 
-def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
+def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol, dense_output):
     shape = n.shape
     nn, bb, g0, rr = (np.ravel(x).astype(float) for x in (n, beta, gamma0, r0))
     pp = [np.ravel(v).astype(float) for v in params.values()]
     pb = BatchProblem.build(system, sens, nn, bb, g0, rr, pp, rtol, atol)
     frozen, at_cluster, field = pb.frozen, pb.at_cluster, pb.field
     small = len(nn) == 1 and sens is None and not frozen[0]
-    sol = (solve_one(system, times, pb.y0, pb.args, pb.rtol, pb.atol, field)
+    sol = (solve_one(system, times, pb.y0, pb.args, pb.rtol, pb.atol, field, dense_output)
            if small else None)
     if sol is None:
-        sol = pb.solve(times)
+        sol = pb.solve(times, dense_output=dense_output)
     u = np.where(at_cluster[:, None], -np.inf, sol.y[:, :, 0])
     r = sol.y[:, :, 1]
     eps = np.exp(u)
@@ -215,7 +226,7 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol):
     return Trajectory(times, *out, n, beta, gamma0, r0, sol.nfev, sol.message, params, derivs)
 
 
-def solve_one(system, times, y0, args, rtol, atol, field):
+def solve_one(system, times, y0, args, rtol, atol, field, dense_output="order7"):
     """A batch of one on the scalar path (:mod:`symdyn.ode.scalar`): a
     :class:`~symdyn.ode.integrate.BatchSolution`, or None where the batched path
     must answer (a refused state, a failure: its diagnostics name the cause)."""
@@ -239,7 +250,8 @@ def solve_one(system, times, y0, args, rtol, atol, field):
         with np.errstate(all="ignore"):     # an overflow is a non-finite value: GiveUp
             states, nfev, nsteps = integrate_one(
                 f, times.tolist(), y0[0].tolist(), float(h0[0]), rtol=list(rtol),
-                atol=atol[0].tolist(), breakpoints=system.breakpoints)
+                atol=atol[0].tolist(), breakpoints=system.breakpoints,
+                dense_output=dense_output)
     except GiveUp:
         return None
     return BatchSolution(states[None], nfev + 2, np.array([nsteps]), True,  # + h0

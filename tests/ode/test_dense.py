@@ -60,7 +60,7 @@ def _weights(theta):
     step of h = 1 whose stages are the unit vectors (component j holds k_j)."""
     K = np.eye(dense.STAGES)[:, None, :]               # (stages, 1 member, 13 comps)
     y, y1 = np.zeros((1, dense.STAGES)), np.append(dop853.B, 0.0)[None]
-    F = methods.DOP853.dense(y, np.ones(1), y1, K)
+    F = methods.free_coefficients(y, np.ones(1), y1, K)
     return methods.DOP853.interpolate(F, y, np.array([theta]))[0]
 
 
@@ -88,7 +88,7 @@ def test_extension_ends_on_the_step():
     t, y = np.array([0.3]), np.array([[_exact(0.3)]])
     K = np.empty((dop853.N_STAGES + 1, 1, 1))
     y1 = methods.DOP853.step(_decay, t, y, _decay(t, y), hs, t + hs, (), K).y_new
-    F = methods.DOP853.dense(y, hs, y1, K)
+    F = methods.free_coefficients(y, hs, y1, K)
     assert methods.DOP853.interpolate(F, y, np.array([1.0]))[0, 0] == pytest.approx(
         y1[0, 0], abs=1e-15)
     assert methods.DOP853.interpolate(F, y, np.array([0.0]))[0, 0] == y[0, 0]
@@ -103,7 +103,7 @@ def _mode(z, theta):
     def f(t, y, *_):
         return z * y
     y1 = methods.DOP853.step(f, 0 * one, y, f(0, y), one, one, (), K).y_new
-    F = methods.DOP853.dense(y, one, y1, K)
+    F = methods.free_coefficients(y, one, y1, K)
     return np.array([methods.DOP853.interpolate(F, y, np.array([x]))[0, 0]
                      for x in theta]), y1[0, 0]
 

@@ -1,9 +1,9 @@
-"""Output times cost nothing (symdyn.ode.outputs): neither the accepted steps
-nor the evaluations depend on how many output times a run asks for, and the
-states read from DOP853's continuous extension (symdyn.ode.dense, from the
-step's own stages) agree with an independent tight-tolerance solution;
-controls: a linear interpolation, an order-6 extension whose free direction
-is not spent on the error, and steps that land on the outputs."""
+"""Output times cost no step (symdyn.ode.outputs): the accepted steps do not
+depend on how many output times a run asks for, the evaluations grow by at
+most 30% (Hairer's contd8: three more on each step that holds an output), and
+the states read from DOP853's continuous extension agree with an independent
+tight-tolerance solution; controls: a linear interpolation, a perturbed
+contd8 coefficient, and steps that land on the outputs."""
 
 import numpy as np
 import pytest
@@ -11,7 +11,7 @@ from scipy.integrate import solve_ivp
 
 import symdyn as sd
 from symdyn.model.registry import scheme
-from symdyn.ode import dense, dop853, outputs, stiffness
+from symdyn.ode import dop853, methods, outputs, stiffness
 from symdyn.ode.integrate import integrate
 from symdyn.particles.field import Field
 from symdyn.particles.weights import identity
@@ -19,12 +19,12 @@ from symdyn.particles.weights import identity
 N, D, T = 16, 8, 50.0
 X0 = sd.init.sphere(N, D, seed=0)
 # the largest difference of the tokens from the reference at any output time,
-# 5 rtol (rtol = 1e-10): measured 3.2e-10 (inside an early long step, t = 0.6;
-# the step ends there agree to 1e-12), against 1.6e-9 for the order-6 extension
-# of degree 6 (its free direction not spent on the order-7 error), ~1e-3 for a
-# linear interpolation; Hairer's contd8 (3 more evaluations a step, symdyn
-# before 0.3) measured 7.9e-11
-STATE_TOL = 5e-10
+# 2 rtol (rtol = 1e-10): measured 7.7e-11 with Hairer's contd8 (the default),
+# 3.2e-10 with the order-6 opt-in (inside an early long step, t = 0.6; the step
+# ends agree to 1e-12), ~1e-3 for a linear interpolation
+STATE_TOL = 2e-10
+#: many output times may cost contd8's 3 evaluations on every step (15/12)
+COST_RATIO = 1.3
 
 
 def _run(k, method, **kw):
@@ -36,8 +36,8 @@ def _run(k, method, **kw):
 def test_steps_do_not_depend_on_the_output_times(method):
     few, many = _run(11, method), _run(10_001, method)
     # every step holds one of 10,001 outputs (of 11, at most 10 steps do): their
-    # extensions and the contracting last steps cost no evaluation
-    assert few.steps == many.steps and few.nfev == many.nfev
+    # extensions cost 3 evaluations each, none on the contracting last steps
+    assert few.steps == many.steps and few.nfev < many.nfev <= COST_RATIO * few.nfev
     assert few.stiff_steps == many.stiff_steps == 0
     # the outputs they share agree (the same steps; only where they are read differs)
     assert np.abs(few.gamma - many.gamma[::1000]).max() < 1e-12
@@ -61,20 +61,20 @@ def _identity_field(t, y, phase, *args):
 
 @pytest.mark.parametrize("stiff", [False, True])
 def test_driver_steps_for_11_and_10001_outputs(stiff):
-    """The driver alone (a damped rotation, two members): the same steps and
-    evaluations (no member turns stiff here)."""
+    """The driver alone (a damped rotation, two members): the same steps, at
+    most 30% more evaluations (no member turns stiff here)."""
     y0 = np.array([[1.0, 0.0], [0.3, -2.0]])
     few, many = (integrate(_identity_field, np.linspace(0, 20, k), y0, rtol=1e-10,
                            atol=1e-12, stiff=stiff) for k in (11, 10_001))
     assert np.array_equal(few.nsteps, many.nsteps)
-    assert few.nfev == many.nfev and not many.stiff_steps.any()
+    assert many.nfev <= COST_RATIO * few.nfev and not many.stiff_steps.any()
 
 
 def test_solve_steps_do_not_depend_on_the_output_times():
     for n in (8.0, [8.0, 12.0]):                # the scalar path, and the batched one
         few, many = (sd.solve("pre-ln", n=n, beta=1.0, gamma0=0.1, t=np.linspace(0, 30, k))
                      for k in (11, 10_001))
-        assert few.nfev == many.nfev
+        assert few.nfev < many.nfev <= COST_RATIO * few.nfev
         assert np.abs(few.log_epsilon - many.log_epsilon[..., ::1000]).max() < 1e-12
 
 
@@ -126,22 +126,27 @@ def test_control_a_linear_interpolation_misses(monkeypatch):
     assert _state_error() > 100 * STATE_TOL
 
 
-def test_control_an_extension_not_tuned_to_the_error_misses(monkeypatch):
-    b = np.append(dop853.B, 0.0)
-    rows = dense.nested_rows(dense.ending_on(dense.monomial_weights(order=5), b, order=5))
-    assert np.abs(rows[:, :] - np.vstack([b, dense.ROWS])).max() > 1   # another extension
-    monkeypatch.setattr(dense, "ROWS", rows[1:])
-    assert _state_error() > 2 * STATE_TOL
+def test_control_a_perturbed_contd8_coefficient_misses(monkeypatch):
+    rows = dop853.D.copy()
+    rows[1, 6] *= 1 + 1e-4
+    monkeypatch.setattr(dop853, "D", rows)
+    assert _state_error() > 10 * STATE_TOL
 
 
 def test_steps_at_the_stability_limit_are_read_within_the_tolerance():
-    # method="dop853": the last, contracting steps sit at h lambda up to 10
-    # (Hairer's contd8 amplified that mode 1e4x there: 1.3e-9)
+    # method="dop853": the last, contracting steps sit at h lambda up to 10,
+    # where contd8 amplifies the decaying mode 1e4x (1.3e-9): they are read
+    # from the order-6 extension (methods.DENSE_EDGE)
     assert _state_error("dop853") < STATE_TOL
 
 
-def test_a_few_output_times_cost_no_evaluation():
+def test_control_contd8_on_every_step_misses_at_the_stability_limit(monkeypatch):
+    monkeypatch.setattr(methods, "DENSE_EDGE", np.inf)
+    assert _state_error("dop853") > 2 * STATE_TOL
+
+
+def test_a_few_output_times_cost_at_most_three_evaluations_each():
     none = _run(2, "dop853")                              # t = [0, 50]: none inside
     few = sd.simulate("post-ln", X0, beta=1.0, t=[0.0, 10.0, 20.0, 30.0, 50.0],
                       method="dop853", merge=0.0)
-    assert few.steps == none.steps and none.nfev == few.nfev
+    assert few.steps == none.steps and none.nfev < few.nfev <= none.nfev + 3 * 3
