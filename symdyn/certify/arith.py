@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -83,12 +84,19 @@ def _mpf(x: arb) -> mpmath.mpf:
 
 @dataclass(frozen=True)
 class Enclosure:
-    """A real number proved to lie in ``[lo, hi]``.
+    """A real number proved to lie in ``[lo, hi]``, at any exponent.
 
-    ``lo``, ``hi``: exact ``mpmath.mpf`` endpoints; ``mid`` (a float) and
-    ``rad``; ``x in enc`` for floats, ints, Fractions, mpf and decimal strings
-    (exactly); ``str`` is Arb's ``[mid +/- rad]``; ``method`` says how it was
-    proved, ``prec`` at which precision.
+    ``lo``, ``hi``: exact ``mpmath.mpf`` endpoints; ``center`` and
+    ``radius``: the ball's midpoint and radius as exact ``mpmath.mpf`` (no
+    float range: a crossing time of ``1e434294`` is one); ``mid``: the
+    midpoint as a float, an ``OverflowError`` when it lies outside the
+    normal float range (``center`` holds it then), never ``inf`` or 0 in
+    its place; ``rad``: the radius rounded up to a float (``inf``, still an
+    upper bound, beyond the range); ``relative_width``: ``(hi - lo)/|mid|``
+    rounded up; ``x in enc`` for floats, ints, Fractions, mpf and decimal
+    strings (exactly); ``str``: Arb's ``[mid +/- rad]`` with a decimal
+    exponent (``[3.389228166518325296e+309 +/- 4.6e+289]``); ``method``
+    says how it was proved, ``prec`` at which precision (bits).
     """
 
     ball: arb
@@ -106,20 +114,41 @@ class Enclosure:
             return _mpf(self.ball.upper())
 
     @property
+    def center(self) -> mpmath.mpf:
+        """The ball's midpoint, exactly (any exponent)."""
+        return _mpf(self.ball)
+
+    @property
+    def radius(self) -> mpmath.mpf:
+        """The ball's radius, exactly (any exponent)."""
+        man, exp = self.ball.rad().mid().man_exp()
+        return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))
+
+    @property
     def mid(self) -> float:
-        return float(self.ball.mid())
+        """The midpoint as a float; ``OverflowError`` outside the normal float
+        range (``center``, ``lo``, ``hi`` or ``str`` give it then)."""
+        m = self.center
+        if m and not _FLOAT_MIN <= abs(m) <= _FLOAT_MAX:
+            raise OverflowError(f"the midpoint {mpmath.nstr(m, 6)} is outside the float range: "
+                                f"use .center (an mpmath number), .lo, .hi or str()")
+        return float(m)
 
     @property
     def rad(self) -> float:
-        """Half the width ``hi - lo``, rounded up to a float."""
+        """Half the width ``hi - lo``, rounded up to a float (``inf`` beyond the range)."""
         with working(self.prec + 64):
-            return float(((self.ball.upper() - self.ball.lower()) / 2).upper()) * (1 + 2.0**-50)
+            half = ((self.ball.upper() - self.ball.lower()) / 2).upper()
+        return _float_up(half)
 
     @property
     def relative_width(self) -> float:
-        """``2 rad / |mid|`` (``inf`` when ``mid`` is 0)."""
-        m = abs(self.mid)
-        return 2 * self.rad / m if m else math.inf
+        """``(hi - lo) / |mid|`` rounded up to a float (``inf`` when the ball holds 0)."""
+        if self.ball.contains(0):
+            return math.inf
+        with working(self.prec + 64):
+            return _float_up(((self.ball.upper() - self.ball.lower())
+                              / abs(arb(self.ball.mid()))).upper())
 
     def __contains__(self, x) -> bool:
         if isinstance(x, mpmath.mpf):
@@ -133,8 +162,22 @@ class Enclosure:
             return bool(self.ball.contains(ball(q, "x")))
 
     def __str__(self) -> str:
-        digits = max(5, int(-math.log10(self.relative_width)) + 3) if self.rad else 40
-        return self.ball.str(min(digits, int(self.prec * 0.30103)), radius=True)
+        w = self.relative_width
+        digits = 40 if w == 0 else 5 if not w < 1 else max(5, int(-math.log10(w)) + 3)
+        with working(self.prec + 64):
+            return self.ball.str(min(digits, max(5, int(self.prec * 0.30103))), radius=True)
 
     def __repr__(self) -> str:
         return f"Enclosure({self}, method={self.method!r})"
+
+
+_FLOAT_MAX, _FLOAT_MIN = mpmath.mpf(sys.float_info.max), mpmath.mpf(sys.float_info.min)
+
+
+def _float_up(x: arb) -> float:
+    """An exact non-negative arb (an endpoint) as a float not below it."""
+    v = _mpf(x)
+    if v > _FLOAT_MAX:
+        return math.inf
+    f = float(v)
+    return f if f >= v else math.nextafter(f, math.inf)

@@ -62,7 +62,7 @@ def order(schemes, level, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=512,
     for name, s in zip(names, schemes, strict=True):
         encs[name] = crossing_time(s, level, n=n, beta=beta, gamma0=gamma0, r0=r0, prec=prec,
                                    attention=attention)
-    ranked = sorted(names, key=lambda k: encs[k].mid)
+    ranked = sorted(names, key=lambda k: encs[k].center)
     relations = []
     for a, b in zip(ranked[:-1], ranked[1:], strict=True):
         p = prec

@@ -69,41 +69,64 @@ class Certification:
 
 def _quad(F, a: arb, b: arb, prec: int) -> arb:
     """:math:`\\int_a^b F` for ball ends: Arb's quadrature between the exact
-    midpoints, plus each end's ball times ``F`` over that ball (mean value)."""
+    midpoints, plus each end's ball times ``F`` over that ball (mean value).
+
+    Arb accepts a piece of the interval when its error is below ``abs_tol``;
+    an absolute ``2^-prec`` is out of scale for an integral far from 1 (a
+    metastable phase at large ``beta`` takes :math:`\\sim e^{\\beta}`), so the
+    tolerance is ``2^-prec`` times the integral's size: first a crude upper
+    bound (20 bits), then the size just found, until the value is resolved."""
     am, bm = arb(a.mid()), arb(b.mid())
     tol = arb(2) ** (-prec)
     loose = not F(bm).rel_accuracy_bits() > prec // 2     # ball parameters: wide anyway
     if loose:
         tol = arb(2) ** -20
-    core = acb.integral(lambda z, an: F(z, an), am, bm, rel_tol=tol, abs_tol=tol,
-                        eval_limit=2000 if loose else 200000)
-    out = core.real + (b - bm) * F(b) - (a - am) * F(a)
+
+    def f(z, an):
+        return F(z, an)
+    crude = acb.integral(f, am, bm, rel_tol=arb(2) ** -20, abs_tol=arb(0), eval_limit=1000).real
+    size = crude.abs_upper() if crude.is_finite() else arb(1)
+    for _ in range(4):
+        core = acb.integral(f, am, bm, rel_tol=tol, abs_tol=tol * size,
+                            eval_limit=2000 if loose else 200000).real
+        if not core.is_finite() or loose or core.rel_accuracy_bits() >= prec - 16 \
+                or not core.abs_lower() > 0 or core.abs_lower() * 2 >= size:
+            break
+        size = core.abs_lower()
+    out = core + (b - bm) * F(b) - (a - am) * F(a)
     if not out.is_finite():
         raise Uncertified("the quadrature did not converge (the velocity may vanish "
                           "on the way, or the parameters' balls are too wide)")
     return out
 
 
-def _solve_for(F, a: arb, target: arb, guess: float, prec: int, upper=None) -> arb:
+def _solve_for(F, a: arb, target: arb, guess: arb, prec: int, upper=None) -> arb:
     """The ``v`` with :math:`\\int_a^v F = ` target, by interval Newton
     (``F > 0``): :math:`N(X) = m - (\\int_a^m F - target)/F(X) \\subset X`
-    proves a unique root in :math:`N(X)`. The midpoint comes from float
-    Newton kept in the bracket ``(a, upper)`` (bisection where a step leaves it)."""
-    v, lo, hi = arb(guess), float(a.mid()), None if upper is None else float(upper.mid())
-    for _ in range(200):                      # float Newton for the midpoint
-        g = _quad(F, a, v, 60) - target
-        lo, hi = (float(v.mid()), hi) if float(g.mid()) < 0 else (lo, float(v.mid()))
-        step = g / F(v)
-        new = float((v - step).mid())
-        if abs(float(step.mid())) < 1e-15 * (1 + abs(new)):
-            v = arb(new)
+    proves a unique root in :math:`N(X)`. The midpoint comes from Newton on
+    exact midpoints (any exponent: ``v - a`` may be ``1e-313``) kept in the
+    bracket ``(a, upper)`` (bisection where a step leaves it); the box about
+    it is relative to ``v - a``."""
+    def exact(x):
+        return arb(x.mid())
+    v, lo, hi = exact(guess), exact(a), None if upper is None else exact(upper)
+    for _ in range(200):                      # Newton on midpoints, 60-bit integrals
+        g = exact(_quad(F, a, v, 60) - target)
+        lo, hi = (v, hi) if g < 0 else (lo, v)
+        step = exact(g / F(v))
+        new = exact(v - step)
+        if abs(step) <= abs(new - lo) * 2.0 ** -52:
+            v = new
             break
-        if not lo < new < (hi if hi is not None else math.inf):
-            new = (lo + (hi if hi is not None else float(v.mid()))) / 2
-        v = arb(new)
-    X = arb(v.mid(), 1e-12 * (1 + abs(float(v.mid()))))
+        if not (lo < new and (hi is None or new < hi)):
+            new = exact((lo + (hi if hi is not None else v)) / 2)
+        v = new
+    scale = abs(v - exact(a))
+    X = arb(v.mid(), float((scale * 2.0 ** -40).upper()) if scale > 0 else 1e-12)
+    if not X.rad() > 0:                         # the radius underflowed a float
+        X = v + (scale * 2.0 ** -40) * arb(0, 1)
     for k in range(6):
-        m = arb(X.mid())
+        m = exact(X)
         N = m - (_quad(F, a, m, prec) - target) / F(X)
         if k == 0 and not X.contains(N):
             raise Uncertified("interval Newton did not contract: no certified root")
@@ -129,8 +152,7 @@ def _phases(prob: Certification, u1, prec: int, stop_above=None):
             if not total.lower() > S_end.upper():
                 raise Uncertified(f"the level is reached at the switch t = {ph.end} within "
                                   f"{prec} bits")
-            guess = float(u.mid()) + (float(u1.mid()) - float(u.mid())) * float(
-                (S_end / total).mid())
+            guess = u + (u1 - u) * S_end / total
             u = _solve_for(F, u, S_end, guess, prec, upper=u1)
             t = end
             methods.append(f"switch at t = {ph.end}: u by interval Newton")
@@ -154,8 +176,72 @@ def _phases(prob: Certification, u1, prec: int, stop_above=None):
     raise Uncertified("no phase reaches the level")
 
 
-def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128,
-                  attention="softmax", **params) -> Enclosure:
+REL_WIDTH = 1e-15          # the default target of crossing_time and gamma (point inputs)
+MAX_PREC = 1024
+
+
+def _settings(prec, max_prec, rel_width, inputs):
+    """``(prec, max_prec, target)`` checked; the target is ``None`` (none) when
+    ``rel_width`` is None and an input is an interval (the box sets the width)."""
+    prec = int(prec) if not isinstance(prec, bool) and float(prec).is_integer() else None
+    if prec is None or not 16 <= prec <= 4096:
+        raise ValueError(f"prec: bits in [16, 4096], got {prec}")
+    max_prec = prec if max_prec is None and prec > MAX_PREC else \
+        MAX_PREC if max_prec is None else max_prec
+    if isinstance(max_prec, bool) or not isinstance(max_prec, int) \
+            or not prec <= max_prec <= 4096:
+        raise ValueError(f"max_prec: bits in [prec, 4096] = [{prec}, 4096], got {max_prec!r}")
+    if rel_width is None:
+        boxed = any(isinstance(v, tuple) for v in inputs)
+        return prec, max_prec, None if boxed else REL_WIDTH
+    try:
+        w = float(rel_width)
+    except (TypeError, ValueError):
+        w = math.nan
+    if isinstance(rel_width, bool) or not 0 < w <= 1:
+        raise ValueError(f"rel_width: a relative width in (0, 1], or None, got {rel_width!r}")
+    return prec, max_prec, w
+
+
+def _nonnegative(T: arb) -> arb:
+    """``T`` intersected with ``[0, inf)``: a first crossing time of a level
+    other than the start is positive (``gamma(0) = gamma0 < level``)."""
+    if not T.is_finite() or not T.upper() > 0:
+        raise Uncertified(f"the time's enclosure {T.str(5, radius=True)} holds no positive time")
+    if T.lower() >= 0:
+        return T
+    half = T.upper() / 2
+    out = arb(half, half)          # [0, hi] up to the radius's rounding (30 bits, upward)
+    return out - out.lower()       # moved up by that rounding: its lower end is 0
+
+
+def _refine(compute, what, prec, max_prec, target):
+    """Run ``compute(bits) -> Enclosure`` at ``prec`` bits, doubling up to
+    ``max_prec`` until the relative width is at most ``target``; otherwise
+    :class:`Uncertified` naming what to raise. An arithmetic failure on the
+    way (a ball that does not evaluate) is a reason to raise the precision,
+    and, at ``max_prec``, an :class:`Uncertified` that says so."""
+    bits = prec
+    while True:
+        try:
+            enc = compute(bits)
+        except (ArithmeticError, ValueError) as exc:
+            if isinstance(exc, NotCertifiable):
+                raise
+            why = f"{exc}" if isinstance(exc, Uncertified) else \
+                f"the arithmetic failed ({type(exc).__name__}: {exc})"
+        else:
+            if target is None or enc.relative_width <= target:
+                return enc
+            why = f"the relative width is {enc.relative_width:.3g}, above rel_width={target:g}"
+        if bits >= max_prec:
+            raise Uncertified(f"{what}: not certified at {bits} bits: {why}; raise max_prec= "
+                              f"(at most 4096; now {max_prec}) or rel_width=")
+        bits = min(2 * bits, max_prec)
+
+
+def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=None,
+                  rel_width=None, attention="softmax", **params) -> Enclosure:
     """An :class:`Enclosure` of the first time :math:`\\gamma(t) = ` ``level``
     from ``gamma0`` (``r0``: the start's radius for radial schemes).
 
@@ -163,39 +249,62 @@ def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128,
     value); ``n``, ``beta`` and parameters may be intervals ``(lo, hi)``: the
     enclosure then holds every crossing time over the box.
 
+    The working precision starts at ``prec`` bits and doubles, up to
+    ``max_prec`` (default 1024, or ``prec`` when above), until the relative
+    width ``(hi - lo)/|mid|`` is at most ``rel_width`` (default ``1e-15``;
+    with an interval input no target unless one is given: the box sets the
+    width); otherwise :class:`~symdyn.certify.Uncertified`, which names what
+    to raise. The enclosure holds no negative time (it is cut at 0: the
+    crossing time of a level above ``gamma0`` is positive) and may lie
+    beyond the float range: at ``beta = 720`` the time is ``3.389e+309``
+    (``str``, ``.center``, ``.lo``, ``.hi`` hold it; ``.mid`` raises).
+
     >>> import symdyn as sd
     >>> T = sd.certify.crossing_time("post-ln", "0.99", n=8, beta=1)
     >>> str(T)[:30], 3.5509444339553027 in T
     ('[3.550944433955354453978540278', False)
     """
-    prec = int(prec)
-    if not 16 <= prec <= 4096:
-        raise ValueError(f"prec: bits in [16, 4096], got {prec}")
-    guard = prec + 20
-    with working(guard):
-        prob = Certification(scheme, level, n, beta, gamma0, r0, attention, params)
-        u1 = -(1 - prob.level).log()
-        T, methods = _phases(prob, u1, guard)
-    return Enclosure(T, "; then ".join(methods) + f" ({prec} bits)", prec)
+    prec, max_prec, target = _settings(prec, max_prec, rel_width,
+                                       (n, beta, gamma0, r0, *params.values()))
+    with working(prec + 20):                 # bad input: a ValueError before any work
+        Certification(scheme, level, n, beta, gamma0, r0, attention, params)
+
+    def compute(bits):
+        guard = bits + 20
+        with working(guard):
+            prob = Certification(scheme, level, n, beta, gamma0, r0, attention, params)
+            u1 = -(1 - prob.level).log()
+            T, methods = _phases(prob, u1, guard)
+            return Enclosure(_nonnegative(T), "; then ".join(methods) + f" ({bits} bits)", bits)
+    return _refine(compute, "crossing_time", prec, max_prec, target)
 
 
 def bound(scheme, level, *, n, beta, gamma0=0, r0=1, prec=64, attention="softmax",
           stop_above=None, **params):
-    """``(ball, method)``: the crossing time's ball; with ``stop_above`` an ODE
+    """``(ball, method)``: the crossing time's ball (cut at 0, as in
+    :func:`crossing_time`, at ``prec`` bits alone); with ``stop_above`` an ODE
     phase may stop once the time is certainly above it, and the ball then only
-    bounds from below (its lower end is a lower bound). For comparisons."""
-    with working(int(prec) + 20):
+    bounds from below (its lower end is a lower bound). For comparisons: an
+    arithmetic failure is an :class:`~symdyn.certify.Uncertified`."""
+    prec = _settings(prec, None, 1, ())[0]
+    with working(prec + 20):
         prob = Certification(scheme, level, n, beta, gamma0, r0, attention, params)
         u1 = -(1 - prob.level).log()
-        T, methods = _phases(prob, u1, int(prec) + 20, stop_above)
-    return T, "; then ".join(methods)
+
+        def compute(bits):
+            T, methods = _phases(prob, u1, bits + 20, stop_above)
+            return Enclosure(_nonnegative(T), "; then ".join(methods), bits)
+        enc = _refine(compute, "bound", prec, prec, None)
+    return enc.ball, enc.method
 
 
-def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, attention="softmax",
-          **params) -> Enclosure:
+def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=None, rel_width=None,
+          attention="softmax", **params) -> Enclosure:
     """An :class:`Enclosure` of :math:`\\gamma(t)`, by interval Newton on the
     crossing-time map :math:`\\int_{u_0}^{u} e^{-u}/f = S(t)` (schemes whose
-    first phase is separable, for ``t`` in that phase).
+    first phase is separable, for ``t`` in that phase). Precision as in
+    :func:`crossing_time` (``prec``, ``max_prec``, ``rel_width``); the
+    enclosure is cut to ``[-1, 1]`` (a cosine).
 
     >>> import symdyn as sd
     >>> g = sd.certify.gamma("post-ln", 1, n=8, beta=1)
@@ -203,7 +312,9 @@ def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, attention="softmax",
     >>> abs(T.mid - 1) < 1e-15
     True
     """
-    with working(int(prec) + 20):
+    prec, max_prec, target = _settings(prec, max_prec, rel_width,
+                                       (t, n, beta, gamma0, r0, *params.values()))
+    with working(prec + 20):
         prob = Certification(scheme, None, n, beta, gamma0, r0, attention, params)
         ph, tb = prob.phases[0], ball(t, "t")
         if not tb.lower() >= 0:
@@ -211,14 +322,21 @@ def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, attention="softmax",
         if ph.kind != "separable" or (ph.end != sp.oo and not tb.upper() < float(ph.end)):
             raise NotCertifiable(f"{prob.scheme.name}: gamma(t) is certified where the first "
                                  f"phase is separable (use crossing_time)")
-        rest = (prob.n, prob.beta, *prob.params)
-        S = ph.S_at(tb, *rest)
-        u0 = -(1 - prob.g0).log()
-        F = prob.rate(ph, prob.r0)
-        guess = float(u0.mid()) + float(S.mid()) / max(float(F(u0).mid()), 1e-300)
-        u = _solve_for(F, u0, S, min(guess, 40.0), int(prec) + 20)
-        g = 1 - (-u).exp()
-    return Enclosure(g, f"{ph.text}; interval Newton on the crossing-time map "
-                        f"({prec} bits)", int(prec))
 
-
+    def compute(bits):
+        with working(bits + 20):
+            prob = Certification(scheme, None, n, beta, gamma0, r0, attention, params)
+            ph, tb = prob.phases[0], ball(t, "t")
+            rest = (prob.n, prob.beta, *prob.params)
+            S = ph.S_at(tb, *rest)
+            u0 = -(1 - prob.g0).log()
+            F = prob.rate(ph, prob.r0)
+            guess = u0 + S / F(u0)
+            u = _solve_for(F, u0, S, guess if guess < 40 else arb(40), bits + 20)
+            g = -(-u).expm1()                   # 1 - e^{-u}, relative accuracy at small u
+            if not (g.upper() >= -1 and g.lower() <= 1):
+                raise Uncertified(f"gamma's enclosure {g.str(5, radius=True)} misses [-1, 1]")
+            g = arb(max(g.lower(), arb(-1))).union(arb(min(g.upper(), arb(1))))
+        return Enclosure(g, f"{ph.text}; interval Newton on the crossing-time map "
+                            f"({bits} bits)", bits)
+    return _refine(compute, "gamma", prec, max_prec, target)

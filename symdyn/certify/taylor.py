@@ -40,8 +40,12 @@ INFLATE = 0.1          # epsilon-inflation of the a priori boxes
 
 
 class Uncertified(ArithmeticError):
-    """The integrator could not enclose the solution (a singularity, a field
-    that does not evaluate, a step below the limit)."""
+    """No certificate within what was allowed: the integrator could not
+    enclose the solution (a singularity, a field that does not evaluate, a
+    step below the limit), a quadrature did not converge, or an enclosure
+    stayed wider than its target (``rel_width``) up to ``max_prec`` bits.
+    Not bad input (that is a ``ValueError``) and not a wrong answer: the
+    message says what to raise (``max_prec=``, ``rel_width=``, ``prec=``)."""
 
 
 def gamma_of(u):

@@ -170,8 +170,8 @@ def test_edges_a_level_near_one_and_a_later_common_start(level, gamma0):
     d = dominance.difference("post-ln", "pre-ln", level, n=8, beta=1, gamma0=gamma0,
                              pieces=128)
     g0 = float(gamma0)
-    floats = [float(float_crossing(s, 8, 1.0, float(level), gamma0=g0, rtol=1e-11, atol=1e-12))
-              for s in ("post-ln", "pre-ln")]
+    floats = [float(float_crossing(s, n=8, beta=1.0, level=float(level), gamma0=g0,
+                                   rtol=1e-11, atol=1e-12)) for s in ("post-ln", "pre-ln")]
     assert d.lo < floats[1] - floats[0] < d.hi and d.lo > 0
     if gamma0 == 0:                               # region starts at gamma0 = 0, r0 = 1
         assert C.region("post-ln before pre-ln", level=level, **FULL).proven
