@@ -6,11 +6,11 @@ Post-LN, n = 16, d = 8, beta = 1, ``t = linspace(0, 50, k)``, one member
 (``sd.init.sphere(16, 8, seed=0)``) and a batch of 8, ``method="auto"`` (the
 default) and ``"dop853"``. Side by side with the baseline of 11 output times:
 
-* the field evaluations and their ratio to k = 11 (the issue's target: <=
-  1.05; output times neither end nor change a step, and the continuous
-  extension of the steps that hold one is made from their own stages,
-  ``symdyn.ode.dense``: 1.000; Hairer's ``contd8``, 3 more evaluations a
-  step, took 615 -> 792 here);
+* the field evaluations and their ratio to k = 11 (issue 45's target: at
+  most 1.3; output times neither end nor change a step, and the steps that
+  hold one spend the 3 evaluations of Hairer's ``contd8``, the default
+  dense output; ``dense_output="order6"`` would spend none, at up to 23x
+  the error, ``benchmarks/output_accuracy.py``);
 * the wall time, and the microseconds per output time per member beyond the
   k = 11 run (target <= 5 us; about 8.7 us here): per output (n = 16, chunks
   of ~1,900 outputs) the field's speeds ~3.9 us (1.7 of them its 256

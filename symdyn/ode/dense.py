@@ -12,18 +12,17 @@ weighted residuals of the 48 trees of order 7 (their coefficients in the
 local error, :math:`(\\sum_j b_j(\\theta)\\Phi_j(\\tau) -
 \\theta^7/\\gamma(\\tau))/\\sigma(\\tau)`), which makes
 :math:`b(\\theta)` a polynomial of degree 7 with :math:`b(0) = 0`,
-:math:`b(1) = b`. No evaluation beyond the step's: Hairer's ``contd8``
-(order 7) takes three more per step, which would make a run with an output
-time in every step cost 25% more than one with none.
+:math:`b(1) = b`. No evaluation beyond the step's (Hairer's ``contd8``, of
+order 7, takes three more per step).
 
-Measured against tight references: 1.2x the error of ``contd8`` on a forced
-pendulum (``tests/ode/test_integrate.py``), 4x its worst error on a Post-LN
-run (3.2e-10 at ``rtol = 1e-10``, inside an early long step,
-``tests/ode/test_output_times.py``; spending the free direction on the order-7
-residuals took it from 1.6e-9); on a decaying mode :math:`e^{z\\theta}`
-never further than ``contd8`` and, from :math:`z = -4` on, within 2x the
-step's own error up to and past DOP853's stability limit (``contd8``:
-10-20x; ``tests/ode/test_dense.py``).
+The driver reads steps held by stability from it (Hairer's :math:`h\\lambda`
+above :data:`symdyn.ode.methods.DENSE_EDGE`): on a decaying mode
+:math:`e^{z\\theta}` it is never further than ``contd8`` and, from
+:math:`z = -4` on, within 2x the step's own error up to and past DOP853's
+stability limit (``contd8``: 10-20x; ``tests/ode/test_dense.py``). Elsewhere
+``contd8`` is the default: on smooth nonlinear problems this extension's
+error between the step ends is 2-23x larger (``benchmarks/output_accuracy.py``),
+so it serves every step only on request (``dense_output="order6"``).
 
 :data:`ROWS` gives it in the nested form of :func:`symdyn.ode.methods.interpolate`:
 :math:`u(x) = y_0 + x(F_0 + (1-x)(F_1 + x(F_2 + \\dots)))` with

@@ -4,9 +4,9 @@
 the last output time; :func:`land`: what happens there); :class:`Output`:
 the states at the output times, kept or handed to a ``record`` callback;
 :func:`read`: output times inside the accepted steps, read from DOP853's
-continuous extension (:mod:`symdyn.ode.dense`: no step ends there and no
-evaluation is spent: the steps and the evaluations do not depend on the
-output times).
+continuous extension (:func:`symdyn.ode.methods.dense_coefficients`: no step
+ends there, so the steps do not depend on the output times; a step that holds
+one spends the three evaluations of ``contd8``).
 
 Reading the outputs is arithmetic on arrays: every output time inside the
 accepted steps of a sweep, for every member, in one call per chunk of
@@ -28,7 +28,7 @@ from .methods import interpolate
 #: of a step that holds many output times (100,000 in one step of a batch).
 OUTPUT_FLOATS = 1 << 18
 #: Only the accepted steps that hold an output time make DOP853's continuous
-#: extension (arithmetic on their stages, no evaluation).
+#: extension.
 SOME = "some"
 
 
