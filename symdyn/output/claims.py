@@ -81,7 +81,7 @@ def reach_times(schemes, n: float = 32, beta: float = 1.0, level: float = LEVEL,
     if not 0 <= gamma0 < level < 1:
         raise ValueError(f"level: expected gamma0 < level < 1, got level={level!r}, "
                          f"gamma0={gamma0!r}")
-    return {s: float(crossing_time(s, n=n, beta=beta, level=level, gamma0=gamma0))
+    return {s: float(crossing_time(s, level, n=n, beta=beta, gamma0=gamma0))
             for s in schemes}
 
 

@@ -55,7 +55,7 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
     if not (is_real(gamma0) and gamma0 < level):
         raise ValueError(f"gamma0 must be a number below level = {level}, got {shown(gamma0)}")
     number(t_max, "t_max", 1e-3, low_open=True)
-    return crossing_time(scheme, n, beta, level, gamma0, t_max=t_max)
+    return np.asarray(crossing_time(scheme, level, n=n, beta=beta, gamma0=gamma0, t_max=t_max))
 
 
 @dataclass(frozen=True)
