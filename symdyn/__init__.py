@@ -38,9 +38,11 @@ from .reduced.compile import StableSystem, stable_system
 from .reduced.equiangular import Reduction, reduce
 from .reduced.forward_sensitivity import Sensitivity, sensitivity
 from .reduced.initial import LeadingOrder, initial_token_speed, initial_velocity, leading_order
+from .reduced.solve_crossing import crossing_time
 from .reduced.solve_result import Trajectory
 from .reduced.solver import solve
 from .reduced.summary import Derivation, derive, table
+from .studies.curves import compare
 from .studies.event_times import locate_events
 from .studies.inverse import Design, alpha_family, design
 from .studies.sweeps import sweep
@@ -55,6 +57,7 @@ __all__ = [
     "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "kuramoto_order",
     "mean_field", "mean_field_rates", "mean_field_zonal",
     "cluster_labels", "energy", "renyi_centres", "load", "rerun", "locate_events",
+    "crossing_time", "compare",
 ]
 
 
