@@ -1,5 +1,6 @@
 """Cluster structure of token configurations: labels, sizes, centres, leaders,
-merge events, plateaus, Rényi centres and the interaction energy.
+merge events and plateaus (as ``pandas.DataFrame`` tables), Rényi centres and
+the interaction energy.
 
 Pure functions of positions (batch axes first, tokens ``(..., n, d)``; the
 directions ``x/|x|`` are used). Two tokens are *linked* when their cosine is
@@ -17,7 +18,6 @@ Layer 2, particles.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -206,74 +206,96 @@ def leaders(labels) -> np.ndarray:
     return out.reshape(labels.shape)
 
 
-@dataclass(frozen=True)
-class Event:
-    """A change of the partition between two output times.
-
-    ``kind`` is ``"merge"`` (the clusters ``parts`` of ``t_before`` all lie in
-    cluster ``into`` at ``t_after``) or ``"split"`` (cluster ``into`` of
-    ``t_before`` has tokens in each of the clusters ``parts`` at ``t_after``).
-    ``sizes`` and ``leaders`` belong to ``parts``. The event happened in
-    ``(t_before, t_after]``: located to the output times; ``sd.locate_events``
-    (:mod:`symdyn.studies.event_times`) narrows it on the dense output to
-    ``(t_event - t_event_error, t_event]`` (``None`` until located).
-    """
-
-    member: tuple
-    kind: str
-    t_before: float
-    t_after: float
-    parts: tuple
-    into: int
-    sizes: tuple
-    leaders: tuple
-    t_event: float | None = None
-    t_event_error: float | None = None
-
-    def row(self) -> dict:
-        """The event as a flat dict (one line of the CLI's table; the located
-        time and its error only once located)."""
-        located = ({} if self.t_event is None else
-                   {"t_event": self.t_event, "t_event_error": self.t_event_error})
-        return {"member": "/".join(map(str, self.member)), "kind": self.kind,
-                "t_before": self.t_before, "t_after": self.t_after, **located,
-                "parts": " ".join(map(str, self.parts)), "into": self.into,
-                "sizes": " ".join(map(str, self.sizes)),
-                "leaders": " ".join(map(str, self.leaders))}
+#: The columns of an event table (:func:`events`) after the member's, with their dtypes.
+EVENT_COLUMNS = {"kind": "category", "t_lo": "float64", "t_hi": "float64",
+                 "clusters_before": "int64", "clusters_after": "int64", "size": "int64",
+                 "parts": "object", "into": "int64", "sizes": "object", "leaders": "object",
+                 "tokens": "object", "energy_before": "float64", "energy_after": "float64"}
+#: The columns of a plateau table (:func:`plateaus`) after the member's.
+PLATEAU_COLUMNS = {"clusters": "int64", "t_start": "float64", "t_end": "float64",
+                   "start_after": "float64", "end_before": "float64", "length": "float64",
+                   "energy_start": "float64", "energy_end": "float64"}
 
 
-def changes(a, b, t0, t1, member):
-    """The events between two label vectors ``a`` (at t0) and ``b`` (at t1)."""
+def member_columns(ndim: int) -> list[str]:
+    """The columns naming a row's batch member: none for an unbatched run,
+    ``member`` for one batch axis, ``batch0, batch1, ...`` for several (the
+    dimension names of ``to_xarray``)."""
+    return [] if ndim == 0 else ["member"] if ndim == 1 else [f"batch{i}" for i in range(ndim)]
+
+
+def _table(rows: list, lead: tuple, columns: dict, order: list):
+    """A DataFrame of ``rows`` (dicts) with typed columns, the members' first,
+    sorted by ``order`` then by member (stable), on a fresh 0..N-1 index."""
+    import pandas as pd
+
+    names = member_columns(len(lead))
+    data = {c: pd.Series([r[c] for r in rows], dtype="int64") for c in names}
+    for c, dtype in columns.items():
+        values = [r[c] for r in rows]
+        data[c] = (pd.Series(values, dtype="object") if dtype == "object" else
+                   pd.Series(pd.Categorical(values, categories=["merge", "split"]))
+                   if dtype == "category" else pd.Series(values, dtype=dtype))
+    table = pd.DataFrame(data)
+    return table.sort_values(order + names, kind="stable").reset_index(drop=True)
+
+
+def _member(m, lead) -> dict:
+    """``{column: index}`` of flat member ``m`` of a batch of shape ``lead``."""
+    return dict(zip(member_columns(len(lead)),
+                    (int(i) for i in np.unravel_index(m, lead)), strict=True)) if lead else {}
+
+
+def changes(a, b, t0, t1, member=None, energy=(np.nan, np.nan)) -> list[dict]:
+    """The events between two label vectors ``a`` (at t0) and ``b`` (at t1), as
+    rows of :func:`events` (``member``: the member's columns, a dict)."""
     n = len(a)
     pairs = np.unique(a * n + b)
     old, new = pairs // n, pairs % n
     size_a, size_b = sizes(a), sizes(b)
     lead_a, lead_b = leaders(a), leaders(b)
+    common = {**(member or {}), "t_lo": float(t0), "t_hi": float(t1),
+              "clusters_before": int(a.max()) + 1, "clusters_after": int(b.max()) + 1,
+              "energy_before": float(energy[0]), "energy_after": float(energy[1])}
     out = []
-    for c in np.unique(new):
-        parts = old[new == c]
-        if len(parts) > 1:
-            out.append(Event(member, "merge", t0, t1, tuple(map(int, parts)), int(c),
-                             tuple(int(size_a[p]) for p in parts),
-                             tuple(int(lead_a[p]) for p in parts)))
-    for c in np.unique(old):
-        parts = new[old == c]
-        if len(parts) > 1:
-            out.append(Event(member, "split", t0, t1, tuple(map(int, parts)), int(c),
-                             tuple(int(size_b[p]) for p in parts),
-                             tuple(int(lead_b[p]) for p in parts)))
+    for kind, whole, split, size, lead in (("merge", new, old, size_a, lead_a),
+                                           ("split", old, new, size_b, lead_b)):
+        for c in np.unique(whole):
+            parts = split[whole == c]
+            if len(parts) < 2:
+                continue
+            inside = (b == c) & np.isin(a, parts) if kind == "merge" else \
+                (a == c) & np.isin(b, parts)
+            tokens = tuple(int(i) for i in np.flatnonzero(inside))
+            out.append({**common, "kind": kind, "size": len(tokens),
+                        "parts": tuple(map(int, parts)), "into": int(c),
+                        "sizes": tuple(int(size[p]) for p in parts),
+                        "leaders": tuple(int(lead[p]) for p in parts), "tokens": tokens})
     return out
 
 
-def events(labels, t) -> list:
-    """Every merge and split between consecutive output times, as :class:`Event`.
+def events(labels, t, energy=None):
+    """Every merge and split between consecutive output times: a
+    ``pandas.DataFrame``, one row per event, sorted by ``t_hi`` (then member).
 
-    ``labels`` (..., K, n) at the output times ``t`` (K,). With ``E`` edges
-    of the bipartite graph "old cluster shares a token with new cluster",
-    the count changes by ``(E - #old) - (E - #new)``: the sum over splits of
-    ``len(parts) - 1`` minus the sum over merges of ``len(parts) - 1``.
-    Labels are canonical, so a partition changed exactly where the label
-    vectors differ; only those pairs of times are examined.
+    ``labels`` (..., K, n) at the output times ``t`` (K,); ``energy`` (..., K)
+    optional (``Simulation.energy``). Columns: the member's (:func:`member_columns`),
+    then :data:`EVENT_COLUMNS`: ``kind`` (``"merge"``: the clusters ``parts``
+    of ``t_lo`` all lie in cluster ``into`` at ``t_hi``; ``"split"``: cluster
+    ``into`` of ``t_lo`` has tokens in each of ``parts`` at ``t_hi``); the event
+    happened in ``(t_lo, t_hi]``; the member's cluster counts at ``t_lo`` and
+    ``t_hi``; ``tokens`` (``size`` of them) the tokens that moved together;
+    ``sizes`` and ``leaders`` (earliest tokens) belong to ``parts``; the
+    energy at ``t_lo`` and ``t_hi`` (NaN without ``energy``). Tuples are
+    Python tuples of ints. Rows: ``for e in table.itertuples(): e.kind, e.t_hi, ...``.
+
+    With ``E`` edges of the bipartite graph "old cluster shares a token with
+    new cluster", the count changes by ``(E - #old) - (E - #new)``: the sum
+    over splits of ``len(parts) - 1`` minus the sum over merges of
+    ``len(parts) - 1``. Labels are canonical, so a partition changed exactly
+    where the label vectors differ; only those pairs of times are examined.
+    ``sd.locate_events`` (:mod:`symdyn.studies.event_times`) narrows each
+    bracket on the dense output.
     """
     labels = np.asarray(labels)
     t = np.asarray(t, dtype=float)
@@ -282,39 +304,30 @@ def events(labels, t) -> list:
         raise ValueError(f"t must have shape ({K},) to match labels, got {t.shape}")
     lead = labels.shape[:-2]
     flat = labels.reshape(-1, K, n)
+    E = (np.full(flat.shape[:2], np.nan) if energy is None
+         else np.broadcast_to(np.asarray(energy, dtype=float), lead + (K,)).reshape(-1, K))
     changed = np.any(flat[:, 1:] != flat[:, :-1], axis=-1)
-    out = []
+    rows = []
     for m, k in zip(*np.nonzero(changed), strict=True):
-        member = np.unravel_index(m, lead) if lead else ()
-        out += changes(flat[m, k], flat[m, k + 1], float(t[k]), float(t[k + 1]),
-                        tuple(int(i) for i in member))
-    return out
+        rows += changes(flat[m, k], flat[m, k + 1], t[k], t[k + 1], _member(m, lead),
+                        (E[m, k], E[m, k + 1]))
+    return _table(rows, lead, EVENT_COLUMNS, ["t_hi", "t_lo"])
 
 
-@dataclass(frozen=True)
-class Plateau:
-    """An interval of output times on which the count is ``clusters``.
+def plateaus(counts, t, energy=None):
+    """The maximal runs of constant cluster count (..., K) over the output
+    times ``t`` seen at two output times or more: a ``pandas.DataFrame``, one
+    row per plateau, sorted by ``t_start`` (then member).
 
-    Observed from ``start`` to ``end`` (output times); the count changed in
-    ``(start_after, start]`` and changes in ``(end, end_before]`` (``nan`` at
-    the run's ends), so the plateau's true length lies in
-    ``[length, end_before - start_after]``.
+    Columns: the member's (:func:`member_columns`), then :data:`PLATEAU_COLUMNS`:
+    ``clusters`` observed from ``t_start`` to ``t_end`` (``length = t_end -
+    t_start > 0``); the count changed in ``(start_after, t_start]`` and
+    changes in ``(t_end, end_before]`` (NaN at the run's ends), so the
+    plateau's true length lies in ``[length, end_before - start_after]``; the
+    energy (``energy`` (..., K), optional) at ``t_start`` and ``t_end``. A
+    count seen at one output time only (a transient between two changes)
+    is no plateau.
     """
-
-    member: tuple
-    clusters: int
-    start: float
-    end: float
-    start_after: float
-    end_before: float
-
-    @property
-    def length(self) -> float:
-        return self.end - self.start
-
-
-def plateaus(counts, t) -> list:
-    """The maximal runs of constant cluster count (..., K) over the output times ``t``."""
     counts = np.asarray(counts)
     t = np.asarray(t, dtype=float)
     K = counts.shape[-1]
@@ -322,15 +335,32 @@ def plateaus(counts, t) -> list:
         raise ValueError(f"t must have shape ({K},) to match counts, got {t.shape}")
     lead = counts.shape[:-1]
     flat = counts.reshape(-1, K)
-    out = []
+    E = (np.full(flat.shape, np.nan) if energy is None
+         else np.broadcast_to(np.asarray(energy, dtype=float), counts.shape).reshape(-1, K))
+    rows = []
     for m, row in enumerate(flat):
         cuts = np.flatnonzero(np.diff(row)) + 1
         starts, ends = np.r_[0, cuts], np.r_[cuts - 1, K - 1]
-        member = tuple(int(i) for i in np.unravel_index(m, lead)) if lead else ()
         for a, b in zip(starts, ends, strict=True):
-            out.append(Plateau(member, int(row[a]), float(t[a]), float(t[b]),
-                               float(t[a - 1]) if a else np.nan,
-                               float(t[b + 1]) if b + 1 < K else np.nan))
+            if t[b] > t[a]:
+                rows.append({**_member(m, lead), "clusters": int(row[a]),
+                             "t_start": float(t[a]), "t_end": float(t[b]),
+                             "start_after": float(t[a - 1]) if a else np.nan,
+                             "end_before": float(t[b + 1]) if b + 1 < K else np.nan,
+                             "length": float(t[b] - t[a]), "energy_start": float(E[m, a]),
+                             "energy_end": float(E[m, b])})
+    return _table(rows, lead, PLATEAU_COLUMNS, ["t_start"])
+
+
+def to_text(table):
+    """An event or plateau table with its tuples as space-separated ints and
+    its categories as text (what a CSV file or a netCDF variable holds)."""
+    out = table.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = [" ".join(map(str, v)) for v in out[c]]
+        elif str(out[c].dtype) == "category":
+            out[c] = out[c].astype(str)
     return out
 
 
@@ -423,14 +453,34 @@ class ClusterViews:
                               else threshold)
 
     @property
-    def events(self) -> list:
-        """Every merge and split between consecutive output times (:func:`events`)."""
-        return events(self.cluster_labels(), self.t)
+    def events(self):
+        """Every merge and split between consecutive output times, a
+        ``pandas.DataFrame`` sorted by time (:func:`events`: bracket ``(t_lo,
+        t_hi]``, counts before and after, sizes, tokens, energy where the run
+        recorded it). Rows: ``for e in sim.events.itertuples(): ...``."""
+        return events(self.cluster_labels(), self.t, getattr(self, "energy", None))
 
     @property
-    def plateaus(self) -> list:
-        """The runs of constant cluster count (:func:`plateaus`)."""
-        return plateaus(self.clusters, self.t)
+    def plateaus(self):
+        """The runs of constant cluster count seen at two output times or more,
+        a ``pandas.DataFrame`` sorted by time (:func:`plateaus`)."""
+        return plateaus(self.clusters, self.t, getattr(self, "energy", None))
+
+    def to_xarray(self):
+        """The result's ``to_xarray``, with the event and plateau tables as
+        variables ``events.<column>`` (dimension ``event``) and
+        ``plateaus.<column>`` (dimension ``plateau``); tuples as
+        space-separated ints (:func:`to_text`). Events only where the run has
+        labels (recorded, or ``X``)."""
+        ds = super().to_xarray()
+        tables = {"plateau": self.plateaus}
+        if getattr(self, "labels", None) is not None or self.X is not None:
+            tables["event"] = self.events
+        for dim, table in tables.items():
+            text = to_text(table)
+            for c in text.columns:
+                ds[f"{dim}s.{c}"] = ((dim,), text[c].to_numpy())
+        return ds
 
     @property
     def leaders(self) -> np.ndarray:

@@ -1,7 +1,7 @@
 r"""Event times located between output times on the run's dense output.
 
 ``sim.events`` brackets every merge or split by two output times
-``(t_before, t_after]``. :func:`locate_events` narrows the bracket: it runs
+``(t_lo, t_hi]``. :func:`locate_events` narrows the bracket: it runs
 the same simulation again (what ``sd.rerun`` runs: the same start, scheme,
 options) with ``points`` more output times inside every bracket, read from
 the integrator's continuous extension (DOP853's dense output; ROS34PW2 steps
@@ -10,9 +10,9 @@ first holds; again on that sub-interval, until every bracket is at most
 ``tol`` times its end:
 
 * a merge of clusters with leaders :math:`\ell_1, \dots, \ell_p` (tokens, at
-  ``t_before``) has happened at ``s`` when the labels at ``s`` put all
+  ``t_lo``) has happened at ``s`` when the labels at ``s`` put all
   :math:`\ell_i` in one cluster;
-* a split into clusters with leaders :math:`\ell_i` (at ``t_after``) has
+* a split into clusters with leaders :math:`\ell_i` (at ``t_hi``) has
   happened when they are not all in one cluster.
 
 So the located event lies in ``(t_event - t_event_error, t_event]`` with
@@ -30,11 +30,10 @@ Layer 3, studies.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ..base.checks import integer, number
+from ..particles.clusters import member_columns
 from ..particles.result import Simulation
 from ..particles.simulation import rerun_simulation
 
@@ -43,14 +42,15 @@ MAX_LEVELS = 8
 
 
 def locate_events(sim: Simulation, tol: float = 1e-6, points: int = 1000, scheme=None,
-                  weights=None) -> list:
-    """``sim.events`` with ``t_event`` and ``t_event_error`` set: each event
-    happened in ``(t_event - t_event_error, t_event]``, ``t_event_error <=
-    tol * t_event`` (module docstring). ``tol`` in ``[1e-12, 1]``; ``points``
-    (output times per bracket and level) in ``[2, 100000]``; ``scheme``,
-    ``weights``: what ``sd.rerun`` needs for a custom scheme or weight arrays.
-    An event whose predicate the rerun does not reproduce keeps its bracket
-    (``t_event = t_after``, ``t_event_error = t_after - t_before``)."""
+                  weights=None):
+    """``sim.events`` (a ``pandas.DataFrame``) with two more columns,
+    ``t_event`` and ``t_event_error``: each event happened in ``(t_event -
+    t_event_error, t_event]``, ``t_event_error <= tol * t_event`` (module
+    docstring), sorted by ``t_event`` (then member). ``tol`` in ``[1e-12, 1]``;
+    ``points`` (output times per bracket and level) in ``[2, 100000]``;
+    ``scheme``, ``weights``: what ``sd.rerun`` needs for a custom scheme or
+    weight arrays. An event whose predicate the rerun does not reproduce
+    keeps its bracket (``t_event = t_hi``, ``t_event_error = t_hi - t_lo``)."""
     rel = number(tol, "tol", 1e-12, 1)
     k = integer(points, "points", 2)
     if k > 100_000:
@@ -63,8 +63,9 @@ def locate_events(sim: Simulation, tol: float = 1e-6, points: int = 1000, scheme
                          "(step=None, no noise); a layer or noisy run's events stay "
                          "bracketed by its output times (sim.events)")
     events = sim.events
-    lo = np.array([e.t_before for e in events])
-    hi = np.array([e.t_after for e in events])
+    lo, hi = events["t_lo"].to_numpy(copy=True), events["t_hi"].to_numpy(copy=True)
+    members = [tuple(int(i) for i in row)
+               for row in events[member_columns(np.ndim(sim.clusters) - 1)].to_numpy()]
     found = np.ones(len(events), dtype=bool)
     for _ in range(MAX_LEVELS):
         todo = np.flatnonzero(found & (hi - lo > rel * hi))
@@ -74,23 +75,26 @@ def locate_events(sim: Simulation, tol: float = 1e-6, points: int = 1000, scheme
         t = np.union1d(sim.t, np.concatenate(grids))
         labels = rerun_simulation(sim, t, scheme, weights).cluster_labels()
         for i, grid in zip(todo, grids, strict=True):
-            e = events[i]
-            lab = labels[e.member] if e.member else labels
+            lab = labels[members[i]]
             rows = lab[np.searchsorted(t, grid[1:])]
-            held = _happened(e, rows)
+            held = _happened(events["kind"].iat[i], events["leaders"].iat[i], rows)
             if not held.any():
                 found[i] = False
                 continue
             j = int(np.argmax(held))
             lo[i], hi[i] = grid[j], grid[j + 1]
-    return [dataclasses.replace(e, t_event=float(hi[i]) if found[i] else e.t_after,
-                                t_event_error=float(hi[i] - lo[i]) if found[i]
-                                else e.t_after - e.t_before)
-            for i, e in enumerate(events)]
+    out = events.copy()
+    out.insert(out.columns.get_loc("t_hi") + 1, "t_event",
+               np.where(found, hi, events["t_hi"].to_numpy()))
+    out.insert(out.columns.get_loc("t_event") + 1, "t_event_error",
+               np.where(found, hi - lo, events["t_hi"].to_numpy() - events["t_lo"].to_numpy()))
+    order = ["t_event"] + member_columns(np.ndim(sim.clusters) - 1)
+    return out.sort_values(order, kind="stable").reset_index(drop=True)
 
 
-def _happened(event, labels) -> np.ndarray:
-    """Has ``event`` happened, at each row of ``labels`` (K, n)?"""
-    seen = labels[:, list(event.leaders)]
+def _happened(kind, leaders, labels) -> np.ndarray:
+    """Has the event (``kind``, its parts' ``leaders``) happened, at each row
+    of ``labels`` (K, n)?"""
+    seen = labels[:, list(leaders)]
     together = np.all(seen == seen[:, :1], axis=-1)
-    return together if event.kind == "merge" else ~together
+    return together if kind == "merge" else ~together

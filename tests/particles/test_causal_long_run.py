@@ -57,6 +57,11 @@ def _run(beta=9.0):
     return sd.simulate("post-ln", X0, beta=beta, t=t, mask="causal", merge=0.0)
 
 
+def _structure(sim):
+    """The event table without the energies (two integrations differ in the last bits)."""
+    return sim.events.drop(columns=["energy_before", "energy_after"])
+
+
 @pytest.fixture(scope="module")
 def capped_and_unbounded():
     assert stiffness.MAX_WAIT == 4 * stiffness.STIFF_STEPS
@@ -71,7 +76,7 @@ def test_capped_wait_reports_the_same_clusters_and_events(capped_and_unbounded):
     capped, unbounded = capped_and_unbounded
     assert len(capped.events) > 5
     np.testing.assert_array_equal(capped.labels, unbounded.labels)
-    assert capped.events == unbounded.events
+    assert _structure(capped).equals(_structure(unbounded))
     # the runs stepped differently: fewer evaluations with the cap
     assert capped.nfev < 0.9 * unbounded.nfev
     assert capped.stiff_steps != unbounded.stiff_steps
@@ -79,4 +84,4 @@ def test_capped_wait_reports_the_same_clusters_and_events(capped_and_unbounded):
 
 def test_control_other_beta_other_events(capped_and_unbounded):
     capped, _ = capped_and_unbounded
-    assert _run(9.5).events != capped.events
+    assert not _structure(_run(9.5)).equals(_structure(capped))

@@ -70,7 +70,9 @@ def test_causal_merging_reports_what_merge_0_reports(runs):
     assert run(None, X0).merged == 0                    # the default: no merging
     assert merged.merged > 0 and plain.merged == 0
     np.testing.assert_array_equal(merged.labels, plain.labels)
-    assert merged.events == plain.events
+    energies = ["energy_before", "energy_after"]     # the same events, energies to rounding
+    assert merged.events.drop(columns=energies).equals(plain.events.drop(columns=energies))
+    np.testing.assert_allclose(merged.events[energies], plain.events[energies], rtol=1e-6)
     exact = ~merged.bound["epsilon"]
     assert exact[:, :3].all() and not exact.all()
     np.testing.assert_allclose(merged.epsilon[exact], plain.epsilon[exact], rtol=1e-6)

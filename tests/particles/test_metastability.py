@@ -94,53 +94,76 @@ def test_labels_count_what_the_simulation_counts(seed, n, beta):
         np.all(sim.clusters == 1)
 
 
-def _count_change(evs, K, M):
-    change = np.zeros((M, K - 1), dtype=int)
-    times = {}
-    for e in evs:
-        step = len(e.parts) - 1
-        k = times.setdefault(e.t_before, len(times))
-        change[e.member[0], k] += step if e.kind == "split" else -step
-    return change
-
-
 def test_events_are_the_changes_of_the_count():
     t = np.geomspace(0.25, 1e8, 60)
     X0 = sd.init.sphere(24, 2, batch=3, seed=7)
     sim = sd.simulate("post-ln", X0, beta=12.0, t=t, save_x=True)
     labels = C.cluster_labels(sim.X)
-    evs = C.events(labels, sim.t)
-    assert {e.kind for e in evs} == {"merge"}
+    evs = C.events(labels, sim.t, sim.energy)
+    assert set(evs["kind"]) == {"merge"}
+    assert list(evs.columns) == ["member", *C.EVENT_COLUMNS]
+    assert {c: str(evs[c].dtype) for c in C.EVENT_COLUMNS} == C.EVENT_COLUMNS
+    assert evs["t_hi"].is_monotonic_increasing            # sorted by time
     change = np.zeros((3, len(t) - 1), dtype=int)
     k_of = {float(x): i for i, x in enumerate(t[:-1])}
-    for e in evs:
+    for e in evs.itertuples():
         sign = 1 if e.kind == "split" else -1
-        change[e.member[0], k_of[e.t_before]] += sign * (len(e.parts) - 1)
-        assert e.t_after > e.t_before and sum(e.sizes) <= 24
-        assert np.all(labels[e.member[0], k_of[e.t_before] + 1][list(e.leaders)] == e.into)
+        k = k_of[e.t_lo]
+        change[e.member, k] += sign * (len(e.parts) - 1)
+        assert e.t_hi > e.t_lo and sum(e.sizes) == e.size == len(e.tokens) <= 24
+        assert np.all(labels[e.member, k + 1][list(e.leaders)] == e.into)
+        assert np.all(labels[e.member, k + 1][list(e.tokens)] == e.into)       # moved together
+        assert (e.clusters_before, e.clusters_after) == tuple(sim.clusters[e.member, k:k + 2])
+        assert (e.energy_before, e.energy_after) == tuple(sim.energy[e.member, k:k + 2])
     assert np.array_equal(change, np.diff(sim.clusters, axis=-1))
     # negative control: one event fewer no longer adds up
-    change[evs[0].member[0], k_of[evs[0].t_before]] += len(evs[0].parts) - 1
+    first = evs.iloc[0]
+    change[first.member, k_of[first.t_lo]] += len(first.parts) - 1
     assert not np.array_equal(change, np.diff(sim.clusters, axis=-1))
 
 
 def test_a_split_and_a_merge_at_once_add_up():
     a = np.array([0, 0, 1, 1, 2])       # {0,1} {2,3} {4}
     b = np.array([0, 1, 1, 2, 2])       # {0} {1,2} {3,4}: 1 splits, 2 merges, ...
-    evs = C.changes(a, b, 0.0, 1.0, ())
-    net = sum((len(e.parts) - 1) * (1 if e.kind == "split" else -1) for e in evs)
+    evs = C.events(np.stack([a, b]), [0.0, 1.0])
+    net = sum((len(p) - 1) * (1 if k == "split" else -1)
+              for k, p in zip(evs.kind, evs.parts, strict=True))
     assert net == b.max() - a.max()
-    assert {(e.kind, e.parts) for e in evs} == {("merge", (0, 1)), ("merge", (1, 2)),
-                                                 ("split", (0, 1)), ("split", (1, 2))}
+    assert set(zip(evs.kind, evs.parts, strict=True)) == {("merge", (0, 1)), ("merge", (1, 2)),
+                                             ("split", (0, 1)), ("split", (1, 2))}
+    assert "member" not in evs.columns                # unbatched: no member column
+    merge = evs[(evs.kind == "merge") & (evs.into == 1)].iloc[0]
+    assert merge.tokens == (1, 2)                      # token 1 of {0,1} and 2 of {2,3}
 
 
 def test_plateaus_tile_the_output_times():
     counts = np.array([[3, 3, 2, 2, 2, 1], [4, 4, 4, 4, 4, 4]])
     t = np.arange(6.0)
     ps = C.plateaus(counts, t)
-    assert [(p.member, p.clusters, p.start, p.end) for p in ps] == [
-        ((0,), 3, 0.0, 1.0), ((0,), 2, 2.0, 4.0), ((0,), 1, 5.0, 5.0), ((1,), 4, 0.0, 5.0)]
-    assert ps[1].length == 2.0 and ps[1].start_after == 1.0 and ps[1].end_before == 5.0
+    # sorted by start; the count 1 seen at t = 5 only is no plateau
+    assert list(ps[["member", "clusters", "t_start", "t_end"]].itertuples(index=False,
+                                                                        name=None)) == [
+        (0, 3, 0.0, 1.0), (1, 4, 0.0, 5.0), (0, 2, 2.0, 4.0)]
+    assert {c: str(ps[c].dtype) for c in C.PLATEAU_COLUMNS} == C.PLATEAU_COLUMNS
+    p = ps.iloc[2]
+    assert p.length == 2.0 and p.start_after == 1.0 and p.end_before == 5.0
+    assert (ps.length > 0).all()
+    # control: with the transient held one more output time it is a plateau
+    held = C.plateaus(np.array([[3, 3, 2, 2, 1, 1]]), t)
+    assert list(held.clusters) == [3, 2, 1] and held.length.iloc[-1] == 1.0
+
+
+def test_the_tables_travel_in_to_xarray():
+    pytest.importorskip("xarray")
+    X0 = sd.init.sphere(10, 2, batch=2, seed=4)
+    sim = sd.simulate("post-ln", X0, beta=6.0, t=np.r_[0.0, np.geomspace(0.1, 1e5, 30)])
+    ds = sim.to_xarray()
+    evs, ps = sim.events, sim.plateaus
+    assert ds.sizes["event"] == len(evs) > 3 and ds.sizes["plateau"] == len(ps) > 2
+    np.testing.assert_array_equal(ds["events.t_hi"], evs.t_hi)
+    np.testing.assert_array_equal(ds["plateaus.clusters"], ps.clusters)
+    assert list(ds["events.tokens"].values) == [" ".join(map(str, x)) for x in evs.tokens]
+    assert set(ds["events.kind"].values) == {"merge"}
 
 
 def _brute_centres(theta, delta, strong):
@@ -282,12 +305,12 @@ def test_the_run_records_labels_and_energy_without_save_x(step, mask):
     assert np.array_equal(sim.labels, C.cluster_labels(sim.X, sim.cluster_threshold))
     assert np.array_equal(C.count(sim.labels), sim.clusters)
     assert np.allclose(sim.energy, sd.energy(sim.X, beta[:, None]), rtol=1e-12)
-    assert sim.events == C.events(C.cluster_labels(sim.X), sim.t)
+    assert sim.events.equals(C.events(C.cluster_labels(sim.X), sim.t, sim.energy))
     assert np.array_equal(sim.leaders, C.leaders(sim.labels))
-    assert sim.plateaus == C.plateaus(sim.clusters, sim.t)
+    assert sim.plateaus.equals(C.plateaus(sim.clusters, sim.t, sim.energy))
     bare = sd.simulate("post-ln", X0, beta=beta, t=t, step=step, mask=mask)
     assert bare.X is None and np.array_equal(bare.labels, sim.labels)
-    assert bare.events == sim.events
+    assert bare.events.equals(sim.events)
     # another threshold needs the tokens; with them it differs (control)
     with pytest.raises(ValueError, match="save_x"):
         bare.cluster_labels(0.5)
