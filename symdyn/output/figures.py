@@ -221,6 +221,6 @@ def write_figures(out, quick: bool = False, progress=None, schemes_=None) -> dic
     named = {"post-ln", "pre-ln", "peri-ln", "ngpt"}
     checks = (caption_checks(f2, f4 if named <= set(f4["curves"]) else None)
               if set(PAPER_SIX) <= set(f2["curves"]) else {})
-    same = coinciding({k: _curve(f2["t"], c) for k, c in f2["curves"].items()})
+    same = coinciding({k: _curve(f2["t"], c) for k, c in f2["curves"].items()}, where=True)
     return {"files": files, "checks": checks, "quick": quick, "coinciding": same,
             "data": {"figure2": f2, "figure3": f3, "figure4": f4, "figure5": f5}}

@@ -96,12 +96,21 @@ def wrap(text: str, inches: float) -> str:
 def legend(fig, ax, ncol: int = 1, note: str | None = None, where: str = "lower center",
            **kwargs):
     """One legend for the whole figure, outside the panels (below, or
-    ``where="right center"``), from ``ax``'s labelled artists."""
+    ``where="right center"``), from ``ax``'s labelled artists, in at most
+    ``ncol`` columns: fewer where it would be wider than the figure."""
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return None
-    return fig.legend(handles, labels, loc=f"outside {where}", ncol=ncol, title=note,
+    made = fig.legend(handles, labels, loc=f"outside {where}", ncol=ncol, title=note,
                       **kwargs)
+    renderer = getattr(fig.canvas, "get_renderer", lambda: None)()
+    while renderer is not None and ncol > 1 and \
+            made.get_window_extent(renderer).width > 0.98 * fig.bbox.width:
+        made.remove()                          # wider than the page: fewer columns
+        ncol -= 1
+        made = fig.legend(handles, labels, loc=f"outside {where}", ncol=ncol, title=note,
+                          **kwargs)
+    return made
 
 
 def save(fig, path, dpi: int = 300) -> Path:

@@ -33,7 +33,8 @@ from .page import figure, finish, legend, save, wrap
 from .style import BAND_MIN_RUNS, BASELINE, PAPER, WIDTHS, label, paper_style, style
 
 #: sd.plot: the plots, and the page's and the style's helpers a user composes them with
-__all__ = ["bands", "coinciding", "compare", "energy", "horizon", "simulation", "trajectory",
+__all__ = ["bands", "clusters", "coinciding", "compare", "energy", "horizon", "simulation",
+           "trajectory", "log_spaced",
            "triptych", "mean_field_density", "mean_field_order", "mean_field_title",
            "figure", "finish", "legend", "save", "wrap", "BAND_MIN_RUNS",
            "BASELINE", "PAPER", "WIDTHS", "label", "paper_style", "style"]
@@ -57,16 +58,51 @@ def _axes(ax, w="column"):
     return fig, axes[0, 0]
 
 
+def log_spaced(t) -> bool:
+    """Are the output times ``t`` log-spaced: at least three positive ones (a
+    leading 0 aside) spanning a decade or more, whose ratios
+    :math:`t_{k+1}/t_k` are roughly constant (their logarithms within a
+    factor 2 of each other)?
+
+    >>> log_spaced([0, 0.01, 0.1, 1, 10]), log_spaced(range(0, 100, 10))
+    (True, False)
+    """
+    t = np.asarray(t, dtype=float).ravel()
+    t = t[1:] if t.size and t[0] == 0 else t
+    if t.size < 3 or not np.all(t > 0) or not np.all(np.isfinite(t)):
+        return False
+    steps = np.diff(np.log(t))
+    return bool(np.all(steps > 0) and t[-1] >= 10 * t[0] and steps.max() <= 2 * steps.min())
+
+
+def _time_axis(ax, t, log_time, clock="t"):
+    """A log time axis where ``log_time`` asks for it (``None``: where ``t``
+    is :func:`log_spaced`), limited to the positive times; its label."""
+    if log_time is not None and not isinstance(log_time, bool):
+        raise ValueError(f"log_time: expected True, False or None, got {shown(log_time)}")
+    t = np.asarray(t, dtype=float)
+    use = log_spaced(t) if log_time is None else log_time
+    if use and clock != "log":
+        positive = t[t > 0]
+        if positive.size:
+            ax.set_xscale("log")
+            ax.set_xlim(positive.min(), positive.max())
+    ax.set_xlabel(r"$\tau = \log(1 + t)$" if clock == "log" else "depth $t$")
+    return use
+
+
 @_styled
 def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = None,
-               **kwargs):
+               log_time: bool | None = None, **kwargs):
     """One panel of a :class:`~symdyn.reduced.solve_result.Trajectory` (every batch member).
 
     ``kind``: ``"gamma"`` (:math:`\\gamma(t)`), ``"epsilon"`` (:math:`1-\\gamma`,
     log scale, from ``tr.epsilon``), ``"gamma_dot"`` (:math:`\\dot\\gamma(t)`),
     or ``"phase"`` (:math:`\\dot\\gamma` against :math:`1-\\gamma`, log-log:
     a terminal law is a straight line there). ``scheme`` gives the style
-    (with its marker); ``kwargs`` go to ``ax.plot``. Returns the Axes.
+    (with its marker); ``kwargs`` go to ``ax.plot``. The time axis is
+    logarithmic for log-spaced output times (:func:`log_spaced`) or with
+    ``log_time=True``. Returns the Axes.
 
     Examples
     --------
@@ -92,7 +128,10 @@ def trajectory(tr, kind: str = "gamma", ax=None, scheme: SchemeLike | None = Non
     labels = {"gamma": r"$\gamma(t)$", "epsilon": r"$1-\gamma(t)$",
               "gamma_dot": r"$\dot\gamma(t)$", "phase": r"$\dot\gamma$"}
     ax.set_ylabel(labels[kind])
-    ax.set_xlabel(r"$1-\gamma$" if kind == "phase" else "depth $t$")
+    if kind == "phase":
+        ax.set_xlabel(r"$1-\gamma$")
+    else:
+        _time_axis(ax, t, log_time)
     if kind in ("epsilon", "phase"):
         ax.set_yscale("log")
     if kind == "phase":
@@ -144,20 +183,30 @@ def compare(schemes=None, n: float = 32, beta: float = 1.0, gamma0: float = 0.0,
                     title=rf"$n = {n:g}$, $\beta = {beta:g}$, $\gamma_0 = {gamma0:g}$")
 
 
-def coinciding(curves: dict, level: float = 1e-6, share: float = 0.8) -> list[list]:
+def coinciding(curves: dict, level: float = 1e-6, share: float = 0.8,
+               where: bool = False) -> list:
     r"""Groups of schemes whose phase curves (:math:`\dot\gamma` against
     :math:`1-\gamma`, ``{scheme: trajectory}``) lie within 1% of the panel's
-    log height of each other over ``share`` of their common range (down to
-    :math:`1-\gamma =` ``level / 100``): one line on the page.
+    log height of each other from the cluster's end (:math:`1-\gamma =`
+    ``level / 100``) up over at least ``share`` of their common range: one
+    line on the page there.
+
+    ``where=True``: ``(group, upto)`` pairs, ``upto`` the :math:`1-\gamma`
+    below which the group is one line (``None``: over the whole common
+    range; above ``upto`` at least two of them are told apart, as Pre-LN's
+    and Peri-LN's :math:`\dot\gamma(0)`, 4x apart, are).
 
     Examples
     --------
     >>> import numpy as np
     >>> import symdyn as sd
     >>> t = np.geomspace(0.001, 1000, 200)
-    >>> coinciding({s: sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=t)
-    ...             for s in ("post-ln", "ngpt", "pre-ln", "mix-ln")})
+    >>> curves = {s: sd.solve(s, n=32, beta=1.0, gamma0=0.0, t=t)
+    ...           for s in ("post-ln", "ngpt", "pre-ln", "mix-ln")}
+    >>> coinciding(curves)
     [['post-ln', 'ngpt'], ['pre-ln', 'mix-ln']]
+    >>> [(g, None if e is None else f"{e:.0e}") for g, e in coinciding(curves, where=True)]
+    [(['post-ln', 'ngpt'], '3e-01'), (['pre-ln', 'mix-ln'], None)]
     """
     floor = level / 100
 
@@ -165,26 +214,44 @@ def coinciding(curves: dict, level: float = 1e-6, share: float = 0.8) -> list[li
         e, g = (np.asarray(v, dtype=float).reshape(-1)[: len(tr.t)] for v in
                 (tr.epsilon, tr.gamma_dot))
         keep = (e >= floor) & (g > 0) & (e < 1)
-        return np.log(e[keep])[::-1], np.log(g[keep])[::-1]
+        order = np.argsort(e[keep])
+        return np.log(e[keep])[order], np.log(g[keep])[order]
 
     data = {k: logs(tr) for k, tr in curves.items() if np.size(logs(tr)[0]) > 1}
     if not data:
         return []
     ys = np.concatenate([y for _, y in data.values()])
     tol = 0.01 * (ys.max() - ys.min())
+
+    def upto(a, b):
+        """The fraction of the common range, from the cluster's end, on which
+        ``a`` and ``b`` are one line, and the largest log(1 - gamma) of it."""
+        (x, y), (x0, y0) = data[a], data[b]
+        lo, hi = max(x.min(), x0.min()), min(x.max(), x0.max())
+        if not hi > lo:
+            return 0.0, lo
+        grid = np.linspace(lo, hi, 200)
+        apart = np.abs(np.interp(grid, x, y) - np.interp(grid, x0, y0)) > tol
+        k = int(np.argmax(apart)) if apart.any() else len(grid)
+        return k / len(grid), (None if k == len(grid) else grid[max(k - 1, 0)])
+
     groups: list[list] = []
-    for k, (x, y) in data.items():
+    for k in data:
         for g in groups:
-            x0, y0 = data[g[0]]
-            lo, hi = max(x.min(), x0.min()), min(x.max(), x0.max())
-            grid = np.linspace(lo, hi, 100)
-            close = np.abs(np.interp(grid, x, y) - np.interp(grid, x0, y0)) <= tol
-            if hi > lo and close.mean() >= share:
+            if upto(k, g[0])[0] >= share:
                 g.append(k)
                 break
         else:
             groups.append([k])
-    return [g for g in groups if len(g) > 1]
+    groups = [g for g in groups if len(g) > 1]
+    if not where:
+        return groups
+    out = []
+    for g in groups:
+        ends = [upto(a, b)[1] for i, a in enumerate(g) for b in g[i + 1:]]
+        out.append((g, None if all(e is None for e in ends)
+                    else float(np.exp(min(e for e in ends if e is not None)))))
+    return out
 
 
 @_styled
@@ -236,11 +303,18 @@ def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = N
     titles = ("(a) distance to the cluster", "(b) speed of the cosine", "(c) phase plot")
     for ax, name in zip(axes, titles, strict=True):
         ax.set_title(name)
-    same = coinciding(curves, level)
-    note = ("one line in (c): " + "; ".join(" = ".join(label(s) for s in g) for g in same)
-            if same else None)
+    same = coinciding(curves, level, where=True)
+    note = ("one line in (c): " + "; ".join(
+        ("" if e is None else f"for $1-\\gamma < {_power(e)}$, ") +
+        " = ".join(label(s) for s in g) for g, e in same)) if same else None
     return finish(fig, title, axes[0], ncol=4 if fig.get_size_inches()[0] > 5 else 2,
                   note=note)
+
+
+def _power(x: float) -> str:
+    """``x`` in LaTeX as a power of ten to one digit: ``2\\times 10^{-1}``."""
+    m, e = f"{x:.0e}".split("e")
+    return (f"{m}\\times " if m != "1" else "") + f"10^{{{int(e)}}}"
 
 
 @_styled
@@ -311,14 +385,16 @@ def _spread(ax, t, runs, color, quantiles, alpha, named=True):
 
 @_styled
 def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 0.95),
-               params: dict | None = None, width="column"):
+               params: dict | None = None, width="column", log_time: bool | None = None):
     """:math:`\\gamma(t)` of a :class:`~symdyn.particles.result.Simulation`: the mean over
     its batch ("mean of 4 runs") and, with several members, a quantile band
     from 20 runs on (:data:`~symdyn.output.style.BAND_MIN_RUNS`), each run as
     a thin line below that; one legend, and a
     title with the scheme, ``n``, the members and ``params`` (``{"d": 64,
     "beta": 1.0, ...}``, what the run was given). Output times are marked
-    when there are fewer than 40.
+    when there are fewer than 40. The time axis is logarithmic for
+    log-spaced output times (:func:`log_spaced`) or with ``log_time=True``
+    (``False``: linear).
 
     Examples
     --------
@@ -336,9 +412,8 @@ def simulation(sim, ax=None, scheme: SchemeLike | None = None, quantiles=(0.05, 
     line, = ax.plot(sim.t, g.mean(axis=0), **{**st, "label": _mean_label(st["label"], len(g))},
                     **({"marker": "o"} if few else {}))
     _spread(ax, sim.t, g, line.get_color(), quantiles, alpha=0.2)
-    clock = getattr(sim, "clock", "t")
-    ax.set(xlabel=r"$\tau = \log(1 + t)$" if clock == "log" else "depth $t$",
-           ylabel=r"$\gamma(t)$ (mean over pairs)")
+    _time_axis(ax, sim.t, log_time, getattr(sim, "clock", "t"))
+    ax.set_ylabel(r"$\gamma(t)$ (mean over pairs)")
     if fig.axes[0] is ax and len(fig.axes) == 1:
         finish(fig, ", ".join(title_facts(sim, scheme, st, len(g), params)), ax)
     return ax
@@ -385,21 +460,59 @@ def _seeds(seeds) -> str:
     return ", ".join(str(x) for x in seeds)
 
 
+def run_beta(sim, beta=None) -> np.ndarray:
+    """The run's beta (one per member, or one for all) from its provenance;
+    ``beta`` given: checked against it (a ``ValueError`` where they differ),
+    or used where the run recorded none."""
+    p = getattr(sim, "provenance", None)
+    recorded = None if p is None or p.beta is None else np.atleast_1d(
+        np.asarray(p.beta, dtype=float))
+    if beta is None:
+        if recorded is None:
+            raise ValueError("beta: this run records no beta (no provenance); pass beta=")
+        return recorded
+    given = np.atleast_1d(np.asarray(beta, dtype=float))
+    try:
+        same = recorded is None or np.allclose(given, recorded, rtol=1e-12, atol=0)
+    except ValueError:                       # shapes that do not broadcast
+        same = False
+    if not same:
+        raise ValueError(f"beta: the run was made at beta = {_short_list(recorded)}, "
+                         f"got beta = {_short_list(given)}; leave beta out to read the run's")
+    return given
+
+
+def _short_list(b) -> str:
+    return f"{b[0]:g}" if b.size == 1 else "[" + ", ".join(f"{x:g}" for x in b[:4]) + \
+        (", ...]" if b.size > 4 else "]")
+
+
 @_styled
-def energy(sim, beta, ax=None, width="column"):
+def energy(sim, beta=None, ax=None, width="column"):
     """The energy staircase of a :class:`~symdyn.particles.result.Simulation`:
     the normalized interaction energy :math:`2\\beta e^{-\\beta} E_\\beta =
     \\frac{1}{n^2}\\sum_{ij} e^{-\\beta(1-\\langle x_i, x_j\\rangle)}` (1 at one
-    cluster, :math:`\\approx 1/k` at k equal clusters) against the rescaled time
-    :math:`s = \\log(1+t)/\\beta`, one line per member. Two clusters at angle
-    :math:`\\theta` merge near :math:`s = 1 - \\cos\\theta` (docs/metastability.md),
-    so at large beta the plateaus keep their place in ``s``. ``beta``: the run's
-    (a number or one per member); from ``sim.energy`` where the run recorded it,
-    else from ``sim.X`` (``save_x=True``).
+    cluster, :math:`\\approx 1/k` at k equal clusters far apart) against the
+    rescaled time :math:`s = \\log(1+t)/\\beta`, one line per member. Two
+    clusters at angle :math:`\\theta` merge near :math:`s = 1 - \\cos\\theta`
+    (docs/metastability.md), so at large beta the plateaus keep their place
+    in ``s``. ``beta``: read from the run's provenance; given, it must be
+    the run's (a ``ValueError`` otherwise; needed only for a run without
+    provenance). ``beta > 0``. The energy from ``sim.energy`` where the run
+    recorded it, else from ``sim.X`` (``save_x=True``).
+
+    >>> import numpy as np, symdyn as sd
+    >>> sim = sd.simulate("post-ln", sd.init.sphere(8, 2, batch=2, seed=0), beta=4.0,
+    ...                   t=np.geomspace(0.1, 1e4, 20))
+    >>> ax = sd.plot.energy(sim)
+    >>> round(float(ax.get_lines()[0].get_ydata()[-1]), 6)        # one cluster
+    1.0
     """
     from ..particles.clusters import energy as interaction
+    b = run_beta(sim, beta)
+    if not np.all(b > 0):
+        raise ValueError(f"beta: the energy staircase needs beta > 0, got {_short_list(b)}")
     fig, ax = _axes(ax, width)
-    b = np.atleast_1d(np.asarray(beta, dtype=float))
     E = getattr(sim, "energy", None)
     if E is None:
         if sim.X is None:
@@ -409,16 +522,73 @@ def energy(sim, beta, ax=None, width="column"):
     else:
         E = np.atleast_2d(E) * 2 * b[:, None] * np.exp(-b[:, None])
     E = np.atleast_2d(E)
-    s = np.log1p(sim.t)[None, :] / np.broadcast_to(b, (len(E),))[:, None]
+    t = np.expm1(sim.t) if getattr(sim, "clock", "t") == "log" else np.asarray(sim.t)
+    s = np.log1p(t)[None, :] / np.broadcast_to(b, (len(E),))[:, None]
+    several = b.size > 1 and not np.all(b == b[0])          # else beta is in the title
     for i, (x, y) in enumerate(zip(s, E, strict=True)):
-        name = f"member {i}, beta = {b[i % b.size]:g}"
+        name = f"member {i}" + (f", $\\beta = {b[i % b.size]:g}$" if several else "")
         ax.plot(x, y, drawstyle="steps-post", lw=1, label=name if len(E) > 1 else None)
     for k in range(1, 6):
         ax.axhline(1 / k, color="0.6", lw=0.5, ls=":", zorder=0)
-        ax.annotate(f"1/{k}", (1.0, 1 / k), xycoords=("axes fraction", "data"), fontsize=6,
-                    color="0.4", va="center", ha="left")
+        ax.annotate(f"1/{k}" if k > 1 else "1", (1.0, 1 / k),
+                    xycoords=("axes fraction", "data"),
+                    xytext=(2, 0), textcoords="offset points", fontsize=6,
+                    color="0.4", va="center", ha="left", annotation_clip=False,
+                    in_layout=True)
     ax.set(xlabel=r"rescaled time $\log(1+t)/\beta$",
            ylabel=r"$2\beta e^{-\beta} E_\beta$", ylim=(0, 1.05))
-    if 1 < len(E) <= 6:
-        legend(fig, ax, ncol=min(len(E), 3))
+    if fig.axes[0] is ax and len(fig.axes) == 1:
+        finish(fig, _run_title(sim, len(E)), ax if 1 < len(E) <= 6 else None,
+               ncol=min(len(E), 3))
+    return ax
+
+
+def _run_title(sim, runs) -> str:
+    """A run's title (:func:`title_facts`), the scheme named where the
+    registry knows it."""
+    p = getattr(sim, "provenance", None)
+    scheme = p.scheme if p is not None and p.scheme in builtin_names() else None
+    return ", ".join(title_facts(sim, scheme, style(scheme) if scheme else {}, runs))
+
+
+@_styled
+def clusters(sim, ax=None, log_time: bool | None = None, width="column"):
+    """The number of clusters of a :class:`~symdyn.particles.result.Simulation`
+    (``sim.clusters``: components of the graph ``cos >= cluster_threshold``)
+    against time, a staircase per member: each step down is a merge (the
+    rows of ``sim.events``), each flat stretch a plateau (``sim.plateaus``).
+    Up to 6 members each in its colour and named; more: every member a thin
+    grey line and their median in black. The time axis is logarithmic for
+    log-spaced output times (:func:`log_spaced`) or with ``log_time=True``.
+
+    >>> import numpy as np, symdyn as sd
+    >>> sim = sd.simulate("post-ln", sd.init.sphere(10, 2, batch=2, seed=0), beta=6.0,
+    ...                   t=np.r_[0, np.geomspace(0.1, 1e5, 30)])
+    >>> ax = sd.plot.clusters(sim)
+    >>> ax.get_xscale(), [int(line.get_ydata()[-1]) for line in ax.get_lines()]
+    ('log', [1, 1])
+    """
+    fig, ax = _axes(ax, width)
+    t = np.asarray(sim.t, dtype=float)
+    counts = np.asarray(sim.clusters).reshape(-1, len(t))
+    many = len(counts) > 6
+    for i, c in enumerate(counts):
+        if many:
+            ax.plot(t, c, drawstyle="steps-post", color="0.6", lw=0.5, alpha=0.6,
+                    label=f"each of {len(counts)} runs" if i == 0 else None)
+        else:
+            ax.plot(t, c, drawstyle="steps-post", lw=1,
+                    label=f"member {i}" if len(counts) > 1 else None)
+    if many:
+        ax.plot(t, np.median(counts, axis=0), drawstyle="steps-post", color="k", lw=1.2,
+                label=f"median of {len(counts)} runs")
+    _time_axis(ax, t, log_time, getattr(sim, "clock", "t"))
+    top = int(counts.max()) if counts.size else 1
+    ax.set(ylabel=f"clusters (cos $\\geq$ {sim.cluster_threshold:g})",
+           ylim=(0, top + max(1, top // 10)))
+    from matplotlib.ticker import MaxNLocator
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if fig.axes[0] is ax and len(fig.axes) == 1:
+        finish(fig, _run_title(sim, len(counts)), ax if len(counts) > 1 else None,
+               ncol=min(len(counts), 3) if not many else 2)
     return ax

@@ -114,8 +114,9 @@ def figure_section(result: dict, folder: str) -> str:
         caption = CAPTIONS.get(name, name).format(**fill)
         if name == "figure2" and result.get("coinciding"):
             caption += (" Drawn on one line in (c), told apart by their markers: "
-                        + "; ".join(" = ".join(map(str, g)) for g in result["coinciding"])
-                        + ".")
+                        + "; ".join((f"below 1 - gamma = {e:.0e}, " if e is not None else "")
+                                    + " = ".join(map(str, g))
+                                    for g, e in result["coinciding"]) + ".")
         if result.get("quick") and name in ("figure4", "figure5"):
             caption += QUICK_NOTE.format(**fill)
         lines += [f"![{name}]({folder}/{_png(paths).name})", "", caption, ""]
