@@ -51,17 +51,21 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ive
 
-from ..base.checks import finite_array, integer
+from ..base.checks import finite_array
+from .stability import dimension
 
 
 def bessel_ratio(s: float, d: int) -> float:
     """``A_d(s) = I_{d/2}(s)/I_{d/2-1}(s)``, ``s > 0``: scipy's scaled Bessel
     functions where they are normal floats, else mpmath (they underflow for
     large ``d`` at small ``s`` and are NaN beyond ``s ~ 1e9``)."""
-    num, den = ive(d / 2, s), ive(d / 2 - 1, s)
-    if np.isfinite(num) and np.isfinite(den) and min(num, den) > 1e-290:
-        return float(num / den)
-    return float(mpmath.besseli(d / 2, s) / mpmath.besseli(d / 2 - 1, s))
+    if d <= 2 ** 52:                      # d/2 - 1 exact in floats
+        num, den = ive(d / 2, s), ive(d / 2 - 1, s)
+        if np.isfinite(num) and np.isfinite(den) and min(num, den) > 1e-290:
+            return float(num / den)
+    with mpmath.workprec(64 + max(53, int(d).bit_length())):     # the orders exact
+        nu = mpmath.mpf(d) / 2
+        return float(mpmath.besseli(nu, s) / mpmath.besseli(nu - 1, s))
 
 
 def _one(kappa: float, d: int) -> float:
@@ -90,7 +94,7 @@ def kuramoto_order(kappa, d):
     (0.724159, [0.0, 0.7889])
     """
     k = finite_array(kappa, "kappa", low=0, low_open=True, inf=True)
-    dd = integer(d, "d", 2)
+    dd = dimension(d)
     out = np.array([1.0 if x == np.inf else _one(float(x), dd)
                     for x in k.ravel()]).reshape(k.shape)
     return float(out) if out.ndim == 0 else out

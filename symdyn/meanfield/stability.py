@@ -119,6 +119,20 @@ def critical_law(attention: str) -> sp.Expr:
     return sp.powsimp(sp.factor(root), force=True)
 
 
+#: the largest dimension d: kappa_c is about d and must be a float
+MAX_D = 10 ** 300
+
+
+def dimension(d, low: int = 2) -> int:
+    """``d`` as an integer in ``[low, 10**300]``, else a ValueError naming ``d``."""
+    dd = integer(d, "d", low)
+    if dd > MAX_D:
+        raise ValueError(f"d must be an integer in [{low}, 1e300] (the critical kappa, about d, "
+                         f"and the rates, about d/kappa times k(k+d-2), are floats), got "
+                         f"{shown(d)}")
+    return dd
+
+
 @cache
 def _numeric(attention: str, which: str):
     expr = (critical_law(attention) if which == "critical"
@@ -126,17 +140,67 @@ def _numeric(attention: str, which: str):
     return sp.lambdify((K, D, B, KAPPA), expr, modules="mpmath")
 
 
-@lru_cache(maxsize=4096)
-def _at_zero(attention: str, which: str, kk: int, dd: int):
-    """The beta -> 0 limit (sympy) of kappa_k or of the noise-free rate, where
-    the Bessel form is 0/0."""
+def evaluate(f, k: int, d: int, *args):
+    """``f(k, d, *args)`` (a function lambdified for mpmath) at a working
+    precision of 64 bits beyond ``d``'s and ``k``'s lengths: the Bessel
+    orders ``k + d/2 - 1`` are then exact (in floats ``d/2 - 1 == d/2`` from
+    ``d = 2**54`` on, and ``a_0/a_1`` came out 1 at ``d = 1e17``)."""
+    bits = 64 + max(53, int(d).bit_length() + int(k).bit_length())
+    with mpmath.workprec(bits):
+        return f(mpmath.mpf(k), mpmath.mpf(d), *(mpmath.mpf(a) for a in args))
+
+
+def _leading(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with each ``I_nu(beta)`` replaced by its leading term
+    ``(beta/2)^nu / Gamma(nu + 1)`` (the first term of its series)."""
+    return expr.replace(sp.besseli, lambda nu, x: (x / 2) ** nu / sp.gamma(nu + 1))
+
+
+@lru_cache(maxsize=256)
+def zero_limit(attention: str, which: str, kk: int) -> sp.Expr:
+    """The beta -> 0 limit of kappa_k (``which="critical"``) or of the
+    noise-free rate (``"clean"``) at degree ``kk``, a closed form in ``d``.
+
+    Both are products of powers of ``beta``, Gamma functions and Bessel
+    functions ``I_nu(beta)``, ``nu >= 0``; each ``I_nu(beta)`` is its leading
+    term times ``1 + O(beta^2)``, so the limit is that of the product with the
+    leading terms, taken by sympy with ``d`` a symbol (never a sympy limit at
+    a given ``d``: at ``d = 1e7`` that ran for minutes). Softmax and
+    unnormalized kappa_1: ``d``; rate of ``k = 1``: ``(d - 1)/d``, ``k >= 2``: 0."""
     expr = critical_law(attention) if which == "critical" else _expression(attention, False)
-    return float(sp.limit(expr.subs({K: kk, D: dd}), B, 0, "+"))
+    expr = expr.subs(K, kk)
+    factors = sp.Mul.make_args(sp.powsimp(expr, force=True))
+    if any(f.is_Add and f.has(sp.besseli) for f in factors):
+        raise ValueError("the law is not a product of Bessel functions: no term-wise limit")
+    lead = sp.gammasimp(sp.powsimp(_leading(expr), force=True))
+    out = sp.limit(lead, B, 0, "+")
+    return sp.factor(sp.simplify(sp.powsimp(sp.expand_power_base(out, force=True), force=True)))
+
+
+@lru_cache(maxsize=256)
+def _zero_numeric(attention: str, which: str, kk: int):
+    return sp.lambdify((K, D), zero_limit(attention, which, kk), modules="mpmath")
+
+
+def _at_zero(attention: str, which: str, kk: int, dd: int) -> float:
+    """:func:`zero_limit` at ``d = dd``, evaluated in mpmath (exactly for any ``d``)."""
+    return float(evaluate(_zero_numeric(attention, which, kk), kk, dd))
+
+
+def _at_d(expr: sp.Expr, dd: int) -> sp.Expr:
+    """``expr`` at ``d = dd``; above ``d = 1000`` a law with ``2**(d/2)`` or
+    ``Gamma(d/2)`` is left unevaluated (sympy would expand them into exact
+    integers of ``d`` digits)."""
+    grows = expr.has(sp.gamma) or any(p.exp.has(D) for p in expr.atoms(sp.Pow))
+    if dd <= 1000 or not grows:
+        return expr.subs(D, dd)
+    with sp.evaluate(False):
+        return expr.subs(D, sp.Integer(dd))
 
 
 def _check(beta_, d_, attention, kappa_=None):
     b = number(beta_, "beta", low=0)
-    dd = integer(d_, "d", 2)
+    dd = dimension(d_)
     check_attention(attention)
     kap = inverse_noise(kappa_)
     return b, dd, kap
@@ -147,8 +211,12 @@ def critical_kappa(beta, d, attention="softmax", symbolic=False):
     is linearly unstable: ``beta/a_1`` (unnormalized), ``beta a_0/a_1``
     (softmax), ``a_k`` the Funk-Hecke eigenvalues derived in this module.
 
-    ``beta >= 0``, integer ``d >= 2``. ``symbolic=True``: the sympy expression
-    (``beta`` and ``d`` may then be sympy symbols; beta = 0 gives the limit).
+    ``beta >= 0``, integer ``2 <= d <= 1e300`` (``critical_kappa(1, 10**17)``
+    is ``1e17``: softmax ``kappa_c = d + beta I_{d/2+1}/I_{d/2} ~ d + beta^2/d``),
+    evaluated in mpmath with ``d`` exact; ``beta = 0``: the limit, ``d``, in
+    closed form (:func:`zero_limit`). ``symbolic=True``: the sympy expression
+    (``beta`` and ``d`` may then be sympy symbols; beta = 0 gives the limit;
+    above ``d = 1000`` the expression is left unevaluated).
     Floats underflow to 0 for the unnormalized kernel at beta >~ 700.
     """
     check_attention(attention)
@@ -157,13 +225,14 @@ def critical_kappa(beta, d, attention="softmax", symbolic=False):
     if symbolic and (isinstance(beta, sp.Basic) or isinstance(d, sp.Basic)):
         return critical_law(attention).subs(K, 1).subs({B: beta, D: d}, simultaneous=True)
     b, dd, _ = _check(beta, d, attention)          # before the derivation: refused at once
-    expr = critical_law(attention).subs(K, 1)
     if symbolic:
-        e = expr.subs(D, dd)
-        return sp.limit(e, B, 0, "+") if b == 0 else sp.powsimp(e.subs(B, sp.nsimplify(b)))
+        if b == 0:
+            return _at_d(zero_limit(attention, "critical", 1), dd)
+        return sp.powsimp(_at_d(critical_law(attention).subs(K, 1), dd).subs(
+            B, sp.nsimplify(b)))
     if b == 0:
         return _at_zero(attention, "critical", 1, dd)
-    return float(_numeric(attention, "critical")(1, dd, mpmath.mpf(b), 1))
+    return float(evaluate(_numeric(attention, "critical"), 1, dd, b, 1))
 
 
 def growth_rate(k, beta, kappa=None, d=2, attention="softmax", symbolic=False):
@@ -178,25 +247,29 @@ def growth_rate(k, beta, kappa=None, d=2, attention="softmax", symbolic=False):
     """
     b, dd, kap = _check(beta, d, attention, kappa)
     if symbolic:
-        subs = {D: dd, B: sp.nsimplify(b)} if b else {D: dd}
+        subs = {B: sp.nsimplify(b)} if b else {}
         if kap is not None:
             subs[KAPPA] = sp.nsimplify(kap)
-        e = _expression(attention, kap is not None).subs(subs)
-        e = e if isinstance(k, sp.Basic) else e.subs(K, k)
-        if b == 0 and isinstance(k, sp.Basic):
-            return e                                  # the limit needs a numeric k
-        return sp.limit(e, B, 0, "+") if b == 0 else e
+        if b == 0 and not isinstance(k, sp.Basic):
+            kk = integer(k, "k", 0)
+            drift = zero_limit(attention, "clean", kk) if kk else sp.Integer(0)
+            noise = (_expression(attention, False) - _expression(attention, True)).subs(K, kk)
+            e = drift - (noise.subs(subs) if kap is not None else 0)
+            return sp.simplify(_at_d(e, dd))
+        e = _at_d(_expression(attention, kap is not None), dd).subs(subs)
+        return e if isinstance(k, sp.Basic) else e.subs(K, k)   # beta = 0, symbolic k: kept
     ks = np.asarray(k)
     if ks.dtype.kind not in "iu" or np.any(ks < 0):
         raise ValueError(f"k must be an integer >= 0 or an array of them, got {k!r}")
     f = _numeric(attention, "clean")
-    diffusion = _expression(attention, False) - _expression(attention, True)    # L/kappa
+    diffusion = sp.lambdify((K, D, KAPPA), _expression(attention, False)
+                            - _expression(attention, True), modules="mpmath")   # L/kappa
 
     def one(j):
         if j == 0:
             return 0.0
-        drift = _at_zero(attention, "clean", j, dd) if b == 0 else float(f(j, dd, mpmath.mpf(b), 1))
-        return drift if kap is None else drift - float(diffusion.subs({K: j, D: dd, KAPPA: kap}))
+        drift = _at_zero(attention, "clean", j, dd) if b == 0 else float(evaluate(f, j, dd, b, 1))
+        return drift if kap is None else drift - float(evaluate(diffusion, j, dd, kap))
 
     out = np.array([one(int(j)) for j in ks.ravel()]).reshape(ks.shape)
     return float(out) if out.ndim == 0 else out

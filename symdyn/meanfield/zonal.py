@@ -29,7 +29,7 @@ from functools import cache
 import mpmath
 import numpy as np
 import sympy as sp
-from scipy.special import eval_gegenbauer, gammaln, roots_jacobi
+from scipy.special import eval_gegenbauer, roots_jacobi
 
 from symdyn.base.archive import Archived
 from symdyn.base.checks import (
@@ -47,19 +47,31 @@ from symdyn.base.checks import (
 from symdyn.base.provenance import Provenance
 
 from .circle import MAX_TIME, ETDRK4Stepper
-from .stability import B, D, K, kernel_eigenvalue, laplacian_eigenvalue
+from .stability import B, D, K, dimension, evaluate, kernel_eigenvalue, laplacian_eigenvalue
 
 
 @cache
-def _kernel(d):
-    return sp.lambdify((K, B), kernel_eigenvalue().subs(D, d), modules="mpmath")
+def _kernel():
+    return sp.lambdify((K, D, B), kernel_eigenvalue(), modules="mpmath")
 
 
 def _dims(d, m):
-    """N_k: the dimension of the degree-k harmonics on S^{d-1}, k = 0..m."""
+    """N_k: the dimension of the degree-k harmonics on S^{d-1}, k = 0..m:
+    ``(2k+d-2)/k Gamma(k+d-2)/(Gamma(k) Gamma(d-1))``, the Gamma ratio as the
+    product ``prod_{j<k} (d-2+j)/j`` (each factor exact to rounding; a
+    difference of ``gammaln`` loses ``log10(d)`` digits)."""
     k = np.arange(1, m + 1)
-    binom = np.exp(gammaln(k + d - 2) - gammaln(k) - gammaln(d - 1))
+    binom = np.cumprod(np.concatenate([[1.0], (d - 2 + k[:-1]) / k[:-1]]))
     return np.concatenate([[1.0], (2 * k + d - 2) / k * binom])
+
+
+def _largest_dim(d: int, m: int) -> float:
+    """``log10 N_m`` (N_k increases in k for d >= 3), in mpmath: a size estimate before work."""
+    with mpmath.workprec(64 + int(d).bit_length()):
+        dd = mpmath.mpf(d)
+        logn = (mpmath.log((2 * m + dd - 2) / m) + mpmath.loggamma(m + dd - 2)
+                - mpmath.loggamma(m) - mpmath.loggamma(dd - 1))
+        return float(logn / mpmath.log(10))
 
 
 @dataclass(frozen=True, repr=False)
@@ -101,6 +113,20 @@ class ZonalMeanField(Archived):
         return (self.moments * _dims(self.d, m)) @ p
 
 
+GRAM_TOL = 1e-8
+
+
+def _gram_error(field, d: int, m: int) -> float:
+    """``max |G - I|``, ``G_jk = sqrt(N_j N_k) sum_i w_i P_j(t_i) P_k(t_i)``: the
+    quadrature must integrate the orthonormal harmonics' products exactly
+    (degree <= 2 modes < 2 (2 modes + 2)); ``inf`` when a node is not a number."""
+    s = np.sqrt(_dims(d, m))
+    with np.errstate(all="ignore"):
+        G = (field.p * field.w) @ field.p.T * np.outer(s, s)
+        err = np.abs(G - np.eye(m + 1)).max()
+    return float(err) if np.isfinite(err) else float("inf")
+
+
 class _ZonalField:
     def __init__(self, beta, d, attention, modes):
         alpha = d / 2 - 1
@@ -112,7 +138,7 @@ class _ZonalField:
         self.dp = np.array([2 * alpha * eval_gegenbauer(k - 1, alpha + 1, t) if k else 0 * t
                             for k in ks]) / norm[:, None]
         # a_k e^{-beta} (scaled), from the derived Funk-Hecke eigenvalue
-        a = np.array([float(_kernel(d)(k, mpmath.mpf(beta)) * mpmath.exp(-beta)) for k in ks])
+        a = np.array([float(evaluate(_kernel(), k, d, beta) * mpmath.exp(-beta)) for k in ks])
         self.dims = _dims(d, modes)
         self.a = a * self.dims
         self.scale = (np.exp(beta) if attention == "unnormalized" else 1.0) / beta
@@ -136,7 +162,7 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
     ``kappa=None`` or ``inf``: no noise. Returns a :class:`ZonalMeanField`.
     """
     b = number(beta, "beta", low=0, low_open=True)
-    dd = integer(d, "d", 3)
+    dd = dimension(d, 3)
     attention = check_attention(attention)
     kap = inverse_noise(kappa)
     mm = integer(modes, "modes", 1)
@@ -149,6 +175,12 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
                          f"doubling steps overflow), got {times[-1]:g}")
     memory(8 * (mm + 1) * (2 * mm + 2) * 6, f"modes: {mm:,} (mean_field_zonal's "
            f"Gegenbauer tables, (modes + 1) x (2 modes + 2))")
+    top = _largest_dim(dd, mm)
+    if top > 300:
+        fit = max((k for k in range(1, mm) if _largest_dim(dd, k) <= 300), default=0)
+        raise ValueError(f"d: at d = {dd:.6g} the dimension of the degree-{mm} harmonics is "
+                         f"1e{top:.0f}, beyond floats (the moments' tables): "
+                         + (f"at most modes = {fit} at this d" if fit else "no mode fits"))
     try:
         c = None if callable(mu0) else finite_array(mu0, "mu0")
     except ValueError:
@@ -158,6 +190,13 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
         raise ValueError(f"mu0: expected 1-D finite moments m_0..m_K, m_0 > 0, K <= modes; "
                          f"got {shown(mu0)}")
     field = _ZonalField(b, dd, attention, mm)
+    if _gram_error(field, dd, mm) > GRAM_TOL:
+        fit = next((k for k in (mm // 2 ** j for j in range(1, mm.bit_length()))
+                    if k and _gram_error(_ZonalField(b, dd, attention, k), dd, k) <= GRAM_TOL), 0)
+        raise ValueError(f"d: at d = {dd:.6g} the Gauss-Jacobi nodes of {mm} modes are not "
+                         f"resolved in floats (the harmonics are not orthonormal on them: "
+                         f"error {_gram_error(field, dd, mm):.2g}); "
+                         + (f"modes = {fit} are" if fit else "no number of modes is"))
     m = np.zeros(mm + 1)
     m[:c.size] = c / c[0]
     if ((field.dims * m) @ field.p).min() < -1e-9:
