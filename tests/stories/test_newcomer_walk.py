@@ -269,3 +269,42 @@ def test_the_mean_field_notebook_titles_its_figures_with_sd_plot():
     # control: the notebook's old first figure (plain matplotlib, no title) fails the check
     assert not _drawn_with_sd_plot("fig, ax = plt.subplots(figsize=(6, 4))\nax.plot(x, y)\n"
                                    "plt.show()")
+
+
+def test_the_metastability_task_through_tables_and_plots(tmp_path):
+    """Issue 48: a long run read through its tables and plots, not by hand.
+    Oracles: the run's own count (the events add up to its changes, the
+    plateaus hold its values); controls: a linear grid keeps a linear axis,
+    a wrong beta is refused."""
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    t = np.r_[0.0, np.geomspace(0.01, 1e6, 80)]
+    sim = sd.simulate("post-ln", sd.init.sphere(16, 2, batch=2, seed=3), beta=9.0, t=t)
+    events, plateaus = sim.events, sim.plateaus
+    assert events.t_hi.is_monotonic_increasing and plateaus.t_start.is_monotonic_increasing
+    assert (plateaus.length > 0).all()                                   # no zero-length ones
+    merges = events.query("member == 0 and kind == 'merge'")
+    assert sum(len(p) - 1 for p in merges.parts) == sim.clusters[0, 0] - sim.clusters[0, -1]
+    for p in plateaus.itertuples():
+        k = np.searchsorted(t, [p.t_start, p.t_end])
+        assert np.all(sim.clusters[p.member, k[0]:k[1] + 1] == p.clusters)
+    located = sd.locate_events(sim, tol=1e-4, points=50)
+    assert located.t_event.is_monotonic_increasing and len(located) == len(events)
+    assert sim.to_xarray().sizes["event"] == len(events)
+    ax = sd.plot.clusters(sim)
+    assert ax.get_xscale() == "log"
+    assert sd.plot.energy(sim).get_lines()                              # beta from the run
+    with pytest.raises(ValueError, match="^beta"):
+        sd.plot.energy(sim, 3.0)
+    lin = sd.simulate("post-ln", sd.init.sphere(6, 2, batch=1, seed=0), beta=1.0,
+                      t=np.linspace(0, 10, 11))
+    assert sd.plot.clusters(lin).get_xscale() == "linear"
+    # a crossing time and a comparison in one call each
+    T = sd.crossing_time("post-ln", 0.99, n=16, beta=[1.0, 9.0])
+    assert T.shape == (2,) and T[0] < T[1]
+    X0 = sd.init.equiangular(16, 17, 0.0, batch=1)
+    run = sd.simulate("post-ln", X0, beta=1.0, t=[1.0, float(T[0])])
+    c = sd.compare(run, sd.solve("post-ln", n=16, beta=1.0, gamma0=0.0, t=[1.0, float(T[0])]))
+    assert c["gamma"] < 1e-6 and abs(run.gamma[0, -1] - 0.99) < 1e-6
+    import matplotlib.pyplot as plt
+    plt.close("all")
