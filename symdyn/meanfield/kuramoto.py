@@ -54,6 +54,8 @@ from scipy.special import ive
 from ..base.checks import finite_array
 from .stability import dimension
 
+SERIES_TERMS = 20000
+
 
 def bessel_ratio(s: float, d: int) -> float:
     """``A_d(s) = I_{d/2}(s)/I_{d/2-1}(s)``, ``s > 0``: scipy's scaled Bessel
@@ -63,9 +65,22 @@ def bessel_ratio(s: float, d: int) -> float:
         num, den = ive(d / 2, s), ive(d / 2 - 1, s)
         if np.isfinite(num) and np.isfinite(den) and min(num, den) > 1e-290:
             return float(num / den)
+    # the series sum_j (s^2/4)^j / (j! Gamma(nu + j + 1)) peaks at j = (sqrt(nu^2 + s^2) - nu)/2;
+    # mpmath gives up beyond some thousands of terms: refused before the work
+    peak = (math.hypot(d / 2, s) - d / 2) / 2
+    if peak > SERIES_TERMS:
+        raise ValueError(f"d: I_(d/2)(s)/I_(d/2-1)(s) at d = {d:.6g}, s = {s:.6g} needs the "
+                         f"Bessel series to about {peak:.2g} terms (at most {SERIES_TERMS:,}; "
+                         f"no large-d form here): kuramoto_order runs to d ~ 1e4 at "
+                         f"kappa ~ 3 d")
     with mpmath.workprec(64 + max(53, int(d).bit_length())):     # the orders exact
         nu = mpmath.mpf(d) / 2
-        return float(mpmath.besseli(nu, s) / mpmath.besseli(nu - 1, s))
+        try:
+            return float(mpmath.besseli(nu, s) / mpmath.besseli(nu - 1, s))
+        except mpmath.libmp.NoConvergence:
+            raise ValueError(f"d: I_(d/2)(s)/I_(d/2-1)(s) at d = {d:.6g}, s = {s:.6g}: "
+                             f"mpmath's Bessel series did not converge (no large-d form "
+                             f"here): kuramoto_order runs to d ~ 1e4 at kappa ~ 3 d") from None
 
 
 def _one(kappa: float, d: int) -> float:

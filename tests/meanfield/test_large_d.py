@@ -138,3 +138,35 @@ def test_zonal_at_large_d_grows_at_the_derived_rate(d):
     assert ratio == pytest.approx(np.exp(growth_rate(1, 1.0, kappa, d=d)), rel=1e-5)
     # control: the rate at half the noise is far off
     assert abs(ratio / np.exp(growth_rate(1, 1.0, 2 * kappa, d=d)) - 1) > 0.1
+
+
+def _mean_cosine(s, d):
+    """``A_d(s) = int t e^{st} w / int e^{st} w``, ``w = (1-t^2)^{(d-3)/2}``, by mpmath
+    quadrature at 30 digits around the peak of ``e^{st} w`` (log-concave, width
+    ``1/sqrt(d)``), the exponent shifted by its maximum."""
+    with mpmath.workdps(30):
+        s, dd = mpmath.mpf(s), mpmath.mpf(d)
+        peak = (-(dd - 3) + mpmath.sqrt((dd - 3) ** 2 + 4 * s ** 2)) / (2 * s)
+
+        def phi(t):
+            return s * t + (dd - 3) / 2 * mpmath.log1p(-t ** 2)
+        top = phi(peak)
+        h = 1 / mpmath.sqrt(dd)
+        pts = [-1] + [peak + j * h for j in range(-30, 31) if -1 < peak + j * h < 1] + [1]
+        num = mpmath.quad(lambda t: t * mpmath.exp(phi(t) - top), pts)
+        return num / mpmath.quad(lambda t: mpmath.exp(phi(t) - top), pts)
+
+
+@pytest.mark.parametrize("c", [1.5, 3.0])
+def test_kuramoto_order_at_d_1e4_solves_its_self_consistency(c):
+    d = 10**4
+    kappa = c * d
+    r = kuramoto_order(kappa, d)
+    assert abs(_mean_cosine(kappa * r, d) - r) < 1e-12
+    wrong = r * (1 + 1e-4)                             # control: a nearby r is not a root
+    assert abs(_mean_cosine(kappa * wrong, d) - wrong) > 1e-8
+
+
+def test_kuramoto_order_beyond_its_series_is_refused_naming_d():
+    with pytest.raises(ValueError, match=r"^d: .*d ~ 1e4"):
+        kuramoto_order(3e5, 10**5)
