@@ -66,9 +66,10 @@ def bessel_ratio(s: float, d: int) -> float:
         if np.isfinite(num) and np.isfinite(den) and min(num, den) > 1e-290:
             return float(num / den)
     # the series sum_j (s^2/4)^j / (j! Gamma(nu + j + 1)) peaks at j = (sqrt(nu^2 + s^2) - nu)/2;
-    # mpmath gives up beyond some thousands of terms: refused before the work
+    # mpmath gives up beyond some thousands of terms, unless s >> nu^2 (its expansion in 1/s):
+    # refused before the work
     peak = (math.hypot(d / 2, s) - d / 2) / 2
-    if peak > SERIES_TERMS:
+    if peak > SERIES_TERMS and s < (d / 2) ** 2:
         raise ValueError(f"d: I_(d/2)(s)/I_(d/2-1)(s) at d = {d:.6g}, s = {s:.6g} needs the "
                          f"Bessel series to about {peak:.2g} terms (at most {SERIES_TERMS:,}; "
                          f"no large-d form here): kuramoto_order runs to d ~ 1e4 at "
