@@ -137,7 +137,9 @@ def compare(a, b) -> Comparison:
     ``linked``, ``clusters`` and ``speed`` by :math:`b - a`; ``epsilon``
     (:math:`1-\\gamma`, precise far below 1e-16), ``gamma_dot``, ``energy``
     and ``r`` relative, :math:`(b - a)/\\max(|a|, |b|)`. NaN (an output not
-    recorded) is left out of the worst case. Returns a :class:`Comparison`.
+    recorded) and a value the result flags as only a bound
+    (``Simulation.bound``, after merging) are left out of the worst case.
+    Returns a :class:`Comparison`.
 
     Examples
     --------
@@ -175,8 +177,8 @@ def compare(a, b) -> Comparison:
         va, vb = (getattr(x, name, None) for x in (a, b))
         if not (isinstance(va, np.ndarray) and isinstance(vb, np.ndarray)):
             continue
-        va = _clock_t(a, name, np.asarray(va, dtype=float)[..., ia], t)
-        vb = _clock_t(b, name, np.asarray(vb, dtype=float)[..., jb], t)
+        va = _clock_t(a, name, _exact(a, name, va)[..., ia], t)
+        vb = _clock_t(b, name, _exact(b, name, vb)[..., jb], t)
         extra = [v.shape[len(s):-1] for v, s in ((va, batch[0]), (vb, batch[1]))]
         if extra[0] != extra[1]:
             skipped.append(name)
@@ -194,6 +196,14 @@ def compare(a, b) -> Comparison:
                          f"{', '.join(OBSERVABLES)})")
     return Comparison(t, differences, {k: OBSERVABLES[k] for k in differences}, worst,
                       tuple(skipped), (repr(a), repr(b)))
+
+
+def _exact(result, name, values):
+    """``values`` as floats, NaN where the result flags them as only a bound
+    (``result.bound[name]``: a particle run's merged tokens)."""
+    values = np.asarray(values, dtype=float)
+    flag = (getattr(result, "bound", None) or {}).get(name)
+    return values if flag is None or not np.any(flag) else np.where(flag, np.nan, values)
 
 
 def _worst(d, t):

@@ -40,16 +40,17 @@ def test_the_reduced_ode_is_the_closed_form():
 
 
 def test_particles_against_the_reduced_ode_member_by_member():
+    t = np.geomspace(0.01, 6, 30)         # 1 - gamma above 1e-8: within the particles' reach
     X0 = sd.init.equiangular(8, 9, 0.2, batch=3)
-    sim = sd.simulate("post-ln", X0, beta=1.0, t=T)
-    tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.2, t=T)
+    sim = sd.simulate("post-ln", X0, beta=1.0, t=t)
+    tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.2, t=t)
     c = sd.compare(sim, tr)
-    assert c.differences["gamma"].shape == (3, len(T))
+    assert c.differences["gamma"].shape == (3, len(t))
     assert c["gamma"] < 1e-6 and c["epsilon"] < 1e-5
     assert c.skipped == ("r",)          # per token against one r: not compared
     assert c.table.loc["gamma", "kind"] == "absolute"
     # control: another beta for the reduced ODE is seen, far above that
-    assert sd.compare(sim, sd.solve("post-ln", n=8, beta=2.0, gamma0=0.2, t=T))["gamma"] > 1e-3
+    assert sd.compare(sim, sd.solve("post-ln", n=8, beta=2.0, gamma0=0.2, t=t))["gamma"] > 1e-3
 
 
 def test_two_tolerances_and_a_rerun():
@@ -78,3 +79,13 @@ def test_bad_input_names_the_argument():
         sd.compare(a, b)
     with pytest.raises(ValueError, match="^b: expected a result"):
         sd.compare(a, 3.0)
+
+
+def test_values_flagged_as_bounds_are_left_out():
+    exact = _closed(8, T)
+    merged = SimpleNamespace(t=T, gamma=exact.gamma.copy(), epsilon=exact.epsilon.copy(),
+                             bound={"epsilon": np.zeros(len(T), dtype=bool)})
+    merged.epsilon[-1] *= 10                        # a merged state's epsilon: a bound
+    assert sd.compare(exact, merged).worst["epsilon"][1] == T[-1]     # control: unflagged
+    merged.bound["epsilon"][-1] = True
+    assert sd.compare(exact, merged)["epsilon"] == 0
