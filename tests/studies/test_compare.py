@@ -89,3 +89,17 @@ def test_values_flagged_as_bounds_are_left_out():
     assert sd.compare(exact, merged).worst["epsilon"][1] == T[-1]     # control: unflagged
     merged.bound["epsilon"][-1] = True
     assert sd.compare(exact, merged)["epsilon"] == 0
+
+
+def test_a_log_clock_run_is_read_in_t():
+    # oracle: the same run in the two clocks (tau = log(1 + t) holds log r and d/dtau)
+    t = np.geomspace(0.01, 1e3, 30)
+    X0 = sd.init.sphere(8, 3, batch=2, seed=0)
+    a = sd.simulate("pre-ln", X0, beta=1.0, t=t)
+    b = sd.simulate("pre-ln", X0, beta=1.0, t=np.log1p(t), clock="log")
+    c = sd.compare(a, b)
+    assert len(c.t) == 30 and c["r"] < 1e-8 and c["speed"] < 1e-8 and c["gamma"] < 1e-9
+    # control: the log clock's arrays read as if in t: r and the speeds are far apart
+    raw = SimpleNamespace(t=np.expm1(b.t), gamma=b.gamma, r=b.r, speed=b.speed)
+    off = sd.compare(a, raw)
+    assert off["r"] > 0.1 and off["speed"] > 1e-3
