@@ -375,7 +375,7 @@ def test_the_cli_locates_the_events_with_locate(capsys):
                       t=np.linspace(0, 20, 11))
     want = sd.locate_events(sim, 1e-6)
     assert len(rows) == len(want) > 0
-    for row, e in zip(rows, want, strict=True):
+    for row, e in zip(rows, want.itertuples(), strict=True):
         t, err = float(row["t_event"]), float(row["t_event_error"])
         assert float(row["t_before"]) < t - err and t <= float(row["t_after"])
         assert err <= 1e-6 * t and t == pytest.approx(e.t_event, abs=2 * err)
