@@ -21,6 +21,13 @@ from pathlib import Path
 import numpy as np
 
 
+class BadInput(ValueError):
+    """Input the caller can fix: an argument, a file or a path the library
+    refuses. A ``ValueError`` (API users catch that), told apart from a
+    ``ValueError`` that is a bug so the command line can exit 2 for one and 3
+    for the other. The checks of this module raise it."""
+
+
 def shown(value, limit: int = 60) -> str:
     """``repr(value)`` on one line, cut to ``limit`` characters (for error messages)."""
     text = " ".join(repr(value).split())
@@ -59,7 +66,7 @@ def _numbers(value, name):
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected real numbers, got {shown(value)}") from None
+        raise BadInput(f"{name}: expected real numbers, got {shown(value)}") from None
     kind = raw.dtype.kind
     if kind == "O" and all(_real(x) for x in raw.flat):
         try:
@@ -71,7 +78,7 @@ def _numbers(value, name):
     what = {"c": "complex numbers", "b": "booleans", "O": "objects", "U": "text",
             "S": "bytes", "i": "booleans", "u": "booleans", "f": "booleans"}.get(
         kind, raw.dtype.name)
-    raise ValueError(f"{name}: expected real numbers, got {what}: {shown(value)}")
+    raise BadInput(f"{name}: expected real numbers, got {what}: {shown(value)}")
 
 
 #: The smallest relative tolerance an integration may be asked for: 100
@@ -90,7 +97,7 @@ def tolerance(value, name, floor: float = 0.0) -> float:
         least = f", at least {floor:.3g}" if floor else ""
         why = " (100 float64 epsilons: below, rounding sets the error)" \
             if floor == RTOL_FLOOR else ""
-        raise ValueError(f"{name} must be a number in (0, 1){least}{why}, "
+        raise BadInput(f"{name} must be a number in (0, 1){least}{why}, "
                          f"got {shown(value)}")
     return float(tol)
 
@@ -102,7 +109,7 @@ ATTENTIONS = ("softmax", "unnormalized")
 def check_attention(attention) -> str:
     """``attention`` if it is one of :data:`ATTENTIONS`, else a ValueError naming it."""
     if not isinstance(attention, str) or attention not in ATTENTIONS:
-        raise ValueError(f"attention: must be one of {ATTENTIONS}, got {shown(attention)}")
+        raise BadInput(f"attention: must be one of {ATTENTIONS}, got {shown(attention)}")
     return attention
 
 
@@ -111,11 +118,11 @@ def finite_array(value, name, low=None, low_open=False, *, inf=False):
     ``inf=True``: ``+inf`` entries pass too."""
     arr = _numbers(value, name)
     if not np.all(np.isfinite(arr) | (inf & (arr == np.inf))):
-        raise ValueError(f"{name} must be finite{' or +inf' if inf else ''}, "
+        raise BadInput(f"{name} must be finite{' or +inf' if inf else ''}, "
                          f"got {shown(value)}")
     if low is not None and (np.any(arr <= low) if low_open else np.any(arr < low)):
         rng = f"> {low}" if low_open else f">= {low}"
-        raise ValueError(f"{name} must be {rng}, got {shown(value)}")
+        raise BadInput(f"{name} must be {rng}, got {shown(value)}")
     return arr
 
 
@@ -139,7 +146,7 @@ def number(value, name, low=None, high=None, *, low_open=False, high_open=False)
         else:
             span = (f"in {'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}, "
                     f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
-        raise ValueError(f"{name} must be a finite number {span}, got {shown(value)}")
+        raise BadInput(f"{name} must be a finite number {span}, got {shown(value)}")
     return float(x)
 
 
@@ -155,7 +162,7 @@ def inverse_noise(kappa, name: str = "kappa"):
     try:
         return number(kappa, name, 0, low_open=True)
     except ValueError:
-        raise ValueError(f"{name} must be a number > 0, or None or inf (no noise), "
+        raise BadInput(f"{name} must be a number > 0, or None or inf (no noise), "
                          f"got {shown(kappa)}") from None
 
 
@@ -167,7 +174,7 @@ def real_array(value, name) -> np.ndarray:
     try:
         return finite_array(value, name)
     except ValueError:
-        raise ValueError(f"{name}: expected real, finite numbers (not complex, text, "
+        raise BadInput(f"{name}: expected real, finite numbers (not complex, text, "
                          f"booleans, nan or inf)") from None
 
 
@@ -179,7 +186,7 @@ def check_gamma0(gamma0, n, name: str = "gamma0"):
     bad = (g > 1) | (g < lower)
     if np.any(bad):
         i = np.flatnonzero(bad.ravel())[0]
-        raise ValueError(f"{name} must lie in [-1/(n-1), 1] = [{lower.ravel()[i]:.6g}, 1] "
+        raise BadInput(f"{name} must lie in [-1/(n-1), 1] = [{lower.ravel()[i]:.6g}, 1] "
                          f"for n = {float(nn.ravel()[i]):g}; got {shown(float(g.ravel()[i]))}")
 
 
@@ -188,7 +195,7 @@ def rng(seed) -> np.random.Generator:
     try:
         return np.random.default_rng(seed)
     except (TypeError, ValueError):
-        raise ValueError(f"seed must be None or an integer >= 0, got {shown(seed)}") from None
+        raise BadInput(f"seed must be None or an integer >= 0, got {shown(seed)}") from None
 
 
 def is_real(value) -> bool:
@@ -207,7 +214,7 @@ def integer(value, name, low, *, optional=False, none_means=""):
         return None
     if not is_integer(value) or value < low:
         what = f"None{none_means} or an integer" if optional else "an integer"
-        raise ValueError(f"{name} must be {what} >= {low}, got {shown(value)}")
+        raise BadInput(f"{name} must be {what} >= {low}, got {shown(value)}")
     return int(value)
 
 
@@ -220,14 +227,14 @@ def output_times(t, most=None, cost=""):
     count = (len(t) if isinstance(t, (list, tuple, range)) else
              np.size(t) if isinstance(t, np.ndarray) else 1)
     if most is not None and count > most:
-        raise ValueError(f"t: {count:,} output times, more than the {most:,} allowed"
+        raise BadInput(f"t: {count:,} output times, more than the {most:,} allowed"
                          f"{f' ({cost})' if cost else ''}; ask for fewer times")
     times = finite_array(t, "t", 0.0)
     times = np.atleast_1d(times)
     if times.ndim != 1 or times.size == 0:
-        raise ValueError("t must be a non-empty 1-D array of times >= 0")
+        raise BadInput("t must be a non-empty 1-D array of times >= 0")
     if np.any(np.diff(times) <= 0):
-        raise ValueError("t must be strictly increasing")
+        raise BadInput("t must be strictly increasing")
     return times
 
 
@@ -263,7 +270,7 @@ def memory(nbytes, what):
     need = f"{what}: needs about {nbytes / 2**30:.3g} GiB"
     space = address_space()
     if space is not None and nbytes > space[0] / 2:
-        raise ValueError(f"{need}, more than half of the {space[0] / 2**30:.3g} GiB this "
+        raise BadInput(f"{need}, more than half of the {space[0] / 2**30:.3g} GiB this "
                          f"process may still allocate (its address-space limit RLIMIT_AS "
                          f"is {space[1] / 2**30:.3g} GiB); make it smaller")
     try:
@@ -271,33 +278,36 @@ def memory(nbytes, what):
     except (ValueError, OSError, AttributeError):  # not POSIX: no check
         return
     if nbytes > total / 2:
-        raise ValueError(f"{need}, more than half of this machine's {total / 2**30:.3g} "
+        raise BadInput(f"{need}, more than half of this machine's {total / 2**30:.3g} "
                          f"GiB; make it smaller")
 
 
-def writable_path(path, name, *, folder=False):
+def writable_path(path, name, *, folder=False, regular=False):
     """Check, before any work starts, that ``path`` can be written.
 
     ``folder=True``: ``path`` is (or will be) a directory; otherwise a file
-    whose parent directory is created if missing. Returns a ``Path``.
+    whose parent directory is created if missing. An existing FIFO, socket
+    or block device is refused unopened (opening a FIFO blocks); with
+    ``regular=True`` (a file replaced by renaming another over it) anything
+    but a regular file is. Returns a ``Path``.
     """
     if path is None or (isinstance(path, str) and not path.strip()):
-        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}")
+        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}")
     try:
         p = Path(path)
     except TypeError:
-        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}") from None
+        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}") from None
     target = p if folder else p.parent
     if folder and p.exists() and not p.is_dir():
-        raise ValueError(f"{name}: {shown(str(p), 200)} exists and is not a folder")
+        raise BadInput(f"{name}: {shown(str(p), 200)} exists and is not a folder")
     if not folder and p.is_dir():
-        raise ValueError(f"{name}: {shown(str(p), 200)} is a folder, expected a file")
+        raise BadInput(f"{name}: {shown(str(p), 200)} is a folder, expected a file")
     if not folder:
-        _not_special(p, name)         # a FIFO would block the probe below, a device eat it
+        _not_special(p, name, regular)   # a FIFO would block the probe below
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"{name}: cannot create {shown(str(target), 200)} "
+        raise BadInput(f"{name}: cannot create {shown(str(target), 200)} "
                          f"({exc.strerror})") from None
     try:  # a real probe: permission bits say nothing for root or read-only mounts
         with tempfile.TemporaryFile(dir=target):
@@ -305,7 +315,7 @@ def writable_path(path, name, *, folder=False):
         if not folder and p.exists():
             os.close(os.open(p, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
     except OSError as exc:
-        raise ValueError(f"{name}: cannot write to {shown(str(p if p.exists() else target), 200)} "
+        raise BadInput(f"{name}: cannot write to {shown(str(p if p.exists() else target), 200)} "
                          f"({exc.strerror})") from None
     return p
 
@@ -319,16 +329,15 @@ def _kind(mode) -> str:
     return "not a regular file"
 
 
-def _not_special(p, name) -> None:
-    """Refuse an existing ``p`` that is not a regular file (symbolic links followed)."""
+def _not_special(p, name, regular) -> None:
+    """Refuse an existing ``p`` that is a FIFO, a socket or a block device
+    (``regular``: anything but a regular file; symbolic links followed)."""
     try:
         mode = os.stat(p).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return
     except OSError:
-        return                          # the write probe names the reason
-    if not stat.S_ISREG(mode):
-        raise ValueError(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
+        return                          # missing; else the write probe names the reason
+    if not stat.S_ISREG(mode) and (regular or not stat.S_ISCHR(mode)):
+        raise BadInput(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
                          f"expected a regular file")
 
 
@@ -338,14 +347,14 @@ def regular_file(path, name) -> Path:
     naming it, found without opening it (opening a FIFO blocks); a missing
     file is ``FileNotFoundError``."""
     if path is None or (isinstance(path, str) and not path.strip()):
-        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}")
+        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}")
     try:
         p = Path(path)
     except TypeError:
-        raise ValueError(f"{name}: expected a path, got {shown(path, 200)}") from None
+        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}") from None
     mode = os.stat(p).st_mode                   # FileNotFoundError names the file
     if not stat.S_ISREG(mode):
-        raise ValueError(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
+        raise BadInput(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
                          f"expected a regular file")
     return p
 
@@ -359,7 +368,7 @@ def read_regular(path, name) -> bytes:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise ValueError(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
+            raise BadInput(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "
                              f"expected a regular file")
         with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read()

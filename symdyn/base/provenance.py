@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import read_regular, shown, writable_path
+from .checks import BadInput, read_regular, shown, writable_path
 from .version import __version__
 
 #: Values a title leaves out (the defaults of ``simulate`` and the CLI).
@@ -217,7 +217,7 @@ def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) ->
     strings) of a result of type ``kind`` to a netCDF-3 file at ``path``."""
     from scipy.io import netcdf_file
 
-    path = writable_path(path, "path")
+    path = writable_path(path, "path", regular=True)   # renamed over: a regular file only
     arrays, sizes = dict(arrays), {}
     for name, (dims, a) in list(arrays.items()):
         if a.dtype == object:
@@ -292,11 +292,11 @@ def read(path, dims: dict | None = None) -> tuple[str, Provenance, dict, dict]:
     try:
         return _parse(data, {} if dims is None else dims)
     except ValueError as exc:
-        raise ValueError(f"path: {shown(str(path), 200)} is not a symdyn result file: "
-                         f"{exc}") from None
+        raise BadInput(f"path: {shown(str(path), 200)} is not a symdyn result file: "
+                       f"{exc}") from None
     except Exception as exc:  # noqa: BLE001 (a hostile file: whatever the parser hits)
-        raise ValueError(f"path: {shown(str(path), 200)} is not a symdyn result file "
-                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+        raise BadInput(f"path: {shown(str(path), 200)} is not a symdyn result file "
+                       f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
 
 
 def _parse(data: bytes, dims: dict):

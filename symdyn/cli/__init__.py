@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import errno
+import linecache
 import os
 import re
 import sys
 import warnings
 from pathlib import Path
 
-from ..base.checks import naming, shown, writable_path
+from ..base.checks import BadInput, naming, shown, writable_path
 from ..studies.grid import parse_range  # noqa: F401 (re-exported)
 from .commands import COMMANDS, write_phase_diagrams  # noqa: F401 (re-exported)
 from .parser import EXIT_CODES, UsageError, build_parser  # noqa: F401 (EXIT_CODES re-exported)
@@ -29,14 +30,23 @@ OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 def main(argv=None) -> int:
     """Entry point of ``symdyn``; returns the exit status (:data:`EXIT_CODES`).
 
-    0: done; 1: a claim FAILed (``verify``); 2: bad input, an output that
-    cannot be written (the file and the reason), an unreachable scheduler;
-    3: an internal error; 130: interrupted. Every error is one line on stderr
-    (``SYMDYN_TRACEBACK=1`` shows the traceback of an internal error).
+    0: done; 1: a claim FAILed (``verify``); 2: bad input (:func:`bad_input`),
+    an output that cannot be written (the file and the reason), an
+    unreachable scheduler; 3: an internal error (any other exception: a
+    ``ValueError`` a bug raised too); 130: interrupted. Every error is one
+    line on stderr (``SYMDYN_TRACEBACK=1`` shows the traceback of an
+    internal error). A failed command removes the output folders it created
+    and left empty.
     """
+    created = []
     try:
-        return _main(argv)
-    except (ValueError, ArithmeticError, UsageError) as exc:
+        return _main(argv, created)
+    except UsageError as exc:
+        print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
+        return BAD_INPUT
+    except (ValueError, ArithmeticError) as exc:
+        if not bad_input(exc):
+            return _internal(exc)
         print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
         return BAD_INPUT
     except BrokenPipeError:             # `symdyn ... | head`: the reader left
@@ -56,6 +66,53 @@ def main(argv=None) -> int:
         return BAD_INPUT
     except Exception as exc:  # a bug: one line, the traceback on request
         return _internal(exc)
+    finally:
+        _remove_empty(created)
+
+
+#: the package's folder: a ``raise`` there is a refusal the library chose
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def bad_input(exc) -> bool:
+    """Whether ``exc`` refuses the caller's input (exit 2) rather than being a
+    bug (exit 3): a :class:`~symdyn.base.checks.BadInput`, or a ``ValueError``
+    or ``ArithmeticError`` raised by a ``raise`` statement of symdyn's own
+    code (a check that refuses a value). A ``ValueError`` raised inside
+    numpy, scipy or Python (a shape that does not broadcast, an unpacking that
+    fails) is a bug."""
+    if isinstance(exc, BadInput):
+        return True
+    if not isinstance(exc, ValueError | ArithmeticError):
+        return False
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    if last is None:
+        return False
+    file = os.path.abspath(last.tb_frame.f_code.co_filename)
+    if not file.startswith(_PACKAGE + os.sep):
+        return False
+    return linecache.getline(file, last.tb_lineno).lstrip().startswith("raise ")
+
+
+def _remove_empty(created) -> None:
+    """Remove the folders a failed command created and left empty, deepest first."""
+    for folder in sorted(created, key=lambda p: len(p.parts), reverse=True):
+        try:
+            folder.rmdir()                      # only if empty
+        except OSError:
+            pass
+
+
+def _new_folders(path: Path) -> list[Path]:
+    """``path`` and its ancestors that do not exist yet."""
+    out = []
+    for p in (path, *path.parents):
+        if p.exists() or p.is_symlink():
+            break
+        out.append(p)
+    return out
 
 
 def _internal(exc) -> int:
@@ -85,19 +142,25 @@ def _one_line(exc) -> str:
 _ADDRESS = re.compile(r"^([a-z]+://)?[^\s:/]+:\d{1,5}$")
 
 
-def _outputs(args) -> None:
+def _outputs(args, created=None) -> None:
     """Check every output path before any work starts (a real write probe in
-    each folder: permission bits say nothing for root or a read-only mount)."""
+    each folder: permission bits say nothing for root or a read-only mount);
+    ``created`` collects the folders the probes create."""
+    created = [] if created is None else created
     for option, folder in (("out", True), ("cache", True), ("json", False), ("plot", False)):
         path = getattr(args, option, None)
         if path is not None:
+            p = Path(path)
+            created += _new_folders(p if folder else p.parent) if str(path).strip() else []
             writable_path(path, f"--{option}", folder=folder)
     if args.command == "report":            # the files and folders it writes into
         out = Path(args.out)
         writable_path(out / "README.md", "--out")
         if not (args.no_figures and args.no_design and args.no_trained):
+            created += _new_folders(out / "figures")
             writable_path(out / "figures", "--out", folder=True)
         if not args.no_phase_diagram:
+            created += _new_folders(out / "phase_diagram")
             writable_path(out / "phase_diagram", "--out", folder=True)
     scheduler = getattr(args, "scheduler", None)
     if scheduler is not None and not _ADDRESS.match(scheduler):
@@ -152,7 +215,7 @@ def in_flags(text: str, flags: dict) -> str:
     return text
 
 
-def _main(argv) -> int:
+def _main(argv, created=None) -> int:
     with warnings.catch_warnings():
         # numpy's RuntimeWarnings on values we then refuse are noise here.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -161,12 +224,16 @@ def _main(argv) -> int:
         if args.command is None:            # bare `symdyn`: what it can do
             parser.print_help()
             return OK
-        _outputs(args)
+        _outputs(args, created)
         try:
             out = COMMANDS[args.command](args)
         except ValueError as exc:
+            if not bad_input(exc):
+                raise
             text = in_flags(_one_line(exc), _flags(parser, args.command))
-            raise ValueError(text) from exc
+            raise BadInput(text) from exc
+        if created is not None:
+            created.clear()                     # done: what it made stays, empty or not
         if isinstance(out, int):
             return out
         with naming("standard output"):          # `symdyn ... > file` on a full disk

@@ -146,6 +146,7 @@ def solve_header(tr, args, several: bool) -> list[str]:
 
 
 def simulate_command(args) -> str:
+    from ..particles.arguments import workspace
     from ..particles.simulation import simulate
     from ..studies.runs import batch_start
 
@@ -153,6 +154,10 @@ def simulate_command(args) -> str:
     tol = _locate_tolerance(args)
     n, d, seeds, first = (integer(getattr(args, k), f"--{k.replace('_', '-')}", low)
                           for k, low in (("n", 2), ("d", 1), ("seeds", 1), ("start_seed", 0)))
+    # the size estimates before the starts are drawn (one seed at a time)
+    memory(16 * seeds * n * d, "--seeds x --n x --d: the starting tokens")
+    span = args.weights != "kaiming" and d > n and args.kappa is None
+    workspace(seeds, n, d, len(times), span, args.step, False)
     X0, w = batch_start(args.init, n, d, args.gamma0, seeds, args.weights, first)
     s = _scheme_from(args)
     sim = simulate(s, X0, beta=args.beta, t=times, weights=w, step=args.step,

@@ -14,7 +14,7 @@ Layer 4, output.
 from __future__ import annotations
 
 from ..base.archive import KINDS
-from ..base.checks import shown
+from ..base.checks import BadInput, shown
 from ..base.provenance import read
 from ..meanfield.circle import MeanField, mean_field
 from ..meanfield.zonal import ZonalMeanField, mean_field_zonal
@@ -43,14 +43,14 @@ def load(path):
     elif kind in KINDS:
         cls = KINDS[kind]
     else:
-        raise ValueError(f"path: {shown(str(path), 200)} holds a {shown(kind)}, not a symdyn "
-                         f"result ({', '.join(sorted({*KINDS, 'SweepTable'}))})")
+        raise BadInput(f"path: {shown(str(path), 200)} holds a {shown(kind)}, not a symdyn "
+                       f"result ({', '.join(sorted({*KINDS, 'SweepTable'}))})")
     try:
         cls.check_parts(arrays, dims, attrs)
         return cls.from_parts(provenance, arrays, attrs)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-        raise ValueError(f"path: {shown(str(path), 200)} is not a valid {kind} file: "
-                         f"{' '.join(str(exc).split())[:300]}") from None
+        raise BadInput(f"path: {shown(str(path), 200)} is not a valid {kind} file: "
+                       f"{' '.join(str(exc).split())[:300]}") from None
 
 
 #: what a rerun takes from a file: per result type, its producer and the
