@@ -193,12 +193,15 @@ def _locate_tolerance(args):
 
 
 def _events_table(events, located: bool) -> str:
-    """``events`` as CSV (with their located times if ``located``)."""
+    """``events`` (the table of ``sim.events`` or ``sd.locate_events``) as CSV
+    (with their located times if ``located``)."""
+    from ..particles.clusters import to_text
+
     head = ["member", "kind", "t_before", "t_after", "parts", "into", "sizes", "leaders"]
     if located:
         head[4:4] = ["t_event", "t_event_error"]
-    rows = [[str(e.row()[h]) for h in head] for e in events]
-    return "\n".join([",".join(head)] + [",".join(r) for r in rows])
+    table = to_text(events).rename(columns={"t_lo": "t_before", "t_hi": "t_after"})
+    return table[head].to_csv(index=False).rstrip("\n")
 
 
 def table_command(args) -> str:
