@@ -125,34 +125,50 @@ class Reduction:
             (r"\lvert\dot\theta_k\rvert =", latex(self.token_speed))])
 
 
-class _Frame:
-    """Class sums of an equiangular configuration and their inner products."""
+class Frame:
+    """Class sums :math:`S_c` of a symmetric configuration and their inner products.
 
-    def __init__(self):
-        self.size = {"1": sp.Integer(1), "2": sp.Integer(1), "rest": n - 2}
+    ``size[c]`` is the number of tokens in class ``c`` and ``gram(c, c2)`` is
+    :math:`\\langle S_c, S_{c2}\\rangle`; every member of a class must have the
+    same cosine with a token whose class is a single point (a class of size 1,
+    or coincident tokens). The default is the equiangular configuration:
+    classes ``{1}``, ``{2}``, ``rest`` and
+    :math:`\\langle S_c, S_c\\rangle = m + m(m-1)\\gamma`,
+    :math:`\\langle S_c, S_{c2}\\rangle = m\\,m_2\\,\\gamma`.
+    """
+
+    def __init__(self, size: dict | None = None, gram=None):
+        self.size = size or {"1": sp.Integer(1), "2": sp.Integer(1), "rest": n - 2}
+        self.gram = gram or self._equiangular
+
+    def _equiangular(self, c, c2):
+        m = self.size[c]
+        return m + m * (m - 1) * gamma if c == c2 else m * self.size[c2] * gamma
+
+    def point(self, k: str) -> dict:
+        """The direction :math:`\\theta_k = S_k / |k|` of a token of the point class ``k``."""
+        return {k: sp.Integer(1) / self.size[k]}
 
     def dot(self, u: dict, v: dict) -> sp.Expr:
         total = sp.Integer(0)
         for c, x in u.items():
             for c2, y in v.items():
-                m = self.size[c]
-                gram = m + m * (m - 1) * gamma if c == c2 else m * self.size[c2] * gamma
-                total += x * y * gram
+                total += x * y * self.gram(c, c2)
         return total
 
     def attention(self, k: str, kind: str, beta) -> tuple[dict, sp.Expr]:
         """Unnormalized weights ``W`` (per class sum) and ``Z``: A_k = W / Z."""
-        theta_k = {k: sp.Integer(1)}
+        theta_k = self.point(k)
         weight = {c: sp.exp(beta * sp.cancel(self.dot(theta_k, {c: 1}) / m))
                   for c, m in self.size.items()}
         if kind == "softmax":
-            Z = _tidy(sp.Add(*(self.size[c] * w for c, w in weight.items())))
+            Z = tidy(sp.Add(*(self.size[c] * w for c, w in weight.items())))
         else:
             Z = n
         return weight, Z
 
 
-def _tidy(expr: sp.Expr) -> sp.Expr:
+def tidy(expr: sp.Expr) -> sp.Expr:
     """Collect a polynomial in the kernel values ``exp(.)``, factor coefficients."""
     expr = sp.expand(expr)
     kernels = sorted(expr.atoms(sp.exp), key=sp.default_sort_key)
@@ -166,16 +182,16 @@ def _tidy(expr: sp.Expr) -> sp.Expr:
                     for monom, coeff in poly.terms()))
 
 
-def _tidy_factors(expr: sp.Expr) -> sp.Expr:
-    """:func:`_tidy` applied to each factor (and square-root base) of a product."""
+def tidy_factors(expr: sp.Expr) -> sp.Expr:
+    """:func:`tidy` applied to each factor (and square-root base) of a product."""
     def one(f):
         if f.is_Pow:
-            return _tidy(f.base) ** f.exp
-        return _tidy(f) if f.atoms(sp.exp) else f
+            return tidy(f.base) ** f.exp
+        return tidy(f) if f.atoms(sp.exp) else f
     return sp.Mul(*(one(f) for f in sp.Mul.make_args(expr)))
 
 
-def _combine(x: dict, y: dict, cx=1, cy=1) -> dict:
+def combine(x: dict, y: dict, cx=1, cy=1) -> dict:
     keys = set(x) | set(y)
     return {k: cx * x.get(k, 0) + cy * y.get(k, 0) for k in keys}
 
@@ -221,30 +237,49 @@ def large_exact(beta) -> bool:
 
 @complete_cache(maxsize=256)
 def _reduce(s: Scheme, attention: str, beta: sp.Expr) -> Reduction:
-    frame = _Frame()
-    theta = {k: {k: sp.Integer(1)} for k in ("1", "2")}
-    law = {}
-    for k in ("1", "2"):
-        # A_k = W / Z with Z > 0 a sum of positive kernel values (or n), so
-        # |A_k| = sqrt(<W, W>) / Z and |P A_k| = sqrt(<W,W> - <W,theta>^2) / Z.
-        W, Z = frame.attention(k, attention, beta * s.temperature)
-        w_theta = _tidy(frame.dot(W, theta[k]))
-        a_k = w_theta / Z
-        norm_k = sp.sqrt(_tidy(frame.dot(W, W))) / Z
-        values = {a: a_k, A_norm: norm_k}
-        speed = s.speed.subs(values)
-        tangent = _combine(W, theta[k], 1, -w_theta)       # Z * P A_k
-        velocity = {c: v / (Z * speed) for c, v in tangent.items()}
-        tangent_norm = sp.sqrt(sp.factor(sp.expand(frame.dot(tangent, tangent))))
-        law[k] = (velocity, a_k, norm_k, s.radial.subs(values),
-                  tangent_norm / (Z * speed))
-    gamma_dot = (frame.dot(law["1"][0], theta["2"])
-                 + frame.dot(theta["1"], law["2"][0]))
+    frame = Frame()
+    theta = {k: frame.point(k) for k in ("1", "2")}
+    law = {k: token_law(frame, k, s, attention, beta) for k in ("1", "2")}
+    gamma_dot = (frame.dot(law["1"].velocity, theta["2"])
+                 + frame.dot(theta["1"], law["2"].velocity))
     numer, denom = sp.fraction(sp.factor(sp.cancel(gamma_dot)))
-    gamma_dot = sp.factor(numer) / _tidy_factors(denom)
-    _, a_1, norm_1, r_dot, token_speed = law["1"]
-    return Reduction(s, attention, gamma_dot, r_dot, a_1, norm_1,
-                     token_speed, beta)
+    gamma_dot = sp.factor(numer) / tidy_factors(denom)
+    one = law["1"]
+    return Reduction(s, attention, gamma_dot, one.r_dot, one.a, one.A_norm,
+                     one.token_speed, beta)
+
+
+@dataclass(frozen=True)
+class TokenLaw:
+    """The field at a token of a point class of a :class:`Frame`:
+    :math:`\\dot\\theta_k` (per class sum), :math:`a_k`, :math:`|A_k|`,
+    :math:`\\dot r_k` and :math:`|\\dot\\theta_k|` (the speed law's ``r`` is
+    the token's norm)."""
+
+    velocity: dict
+    a: sp.Expr
+    A_norm: sp.Expr
+    r_dot: sp.Expr
+    token_speed: sp.Expr
+
+
+def token_law(frame: Frame, k: str, s: Scheme, attention: str, beta) -> TokenLaw:
+    """:math:`\\dot\\theta_k = P_{\\theta_k} A_k / s_k` at a token of the point
+    class ``k`` of ``frame``, with ``A_k`` at :math:`\\beta\\tau(t)`."""
+    theta = frame.point(k)
+    # A_k = W / Z with Z > 0 a sum of positive kernel values (or n), so
+    # |A_k| = sqrt(<W, W>) / Z and |P A_k| = sqrt(<W,W> - <W,theta>^2) / Z.
+    W, Z = frame.attention(k, attention, beta * s.temperature)
+    w_theta = tidy(frame.dot(W, theta))
+    a_k = w_theta / Z
+    norm_k = sp.sqrt(tidy(frame.dot(W, W))) / Z
+    values = {a: a_k, A_norm: norm_k}
+    speed = s.speed.subs(values)
+    tangent = combine(W, theta, 1, -w_theta)       # Z * P A_k
+    velocity = {c: v / (Z * speed) for c, v in tangent.items()}
+    tangent_norm = sp.sqrt(sp.factor(sp.expand(frame.dot(tangent, tangent))))
+    return TokenLaw(velocity, a_k, norm_k, s.radial.subs(values),
+                    tangent_norm / (Z * speed))
 
 
 def one_layer_cosine(attention: str = "softmax", beta: ExprLike = BETA) -> sp.Expr:
@@ -262,12 +297,12 @@ def one_layer_cosine(attention: str = "softmax", beta: ExprLike = BETA) -> sp.Ex
     1.0
     """
     check_attention(attention)
-    frame = _Frame()
+    frame = Frame()
     beta = in_domain(value(beta, "beta", ALL_SYMBOLS), "beta")
     exact = beta if large_exact(beta) else None
     beta = BETA if exact is not None else beta
     W1, _ = frame.attention("1", attention, beta)
     W2, _ = frame.attention("2", attention, beta)
-    cosine = (_tidy(frame.dot(W1, W2))
-              / sp.sqrt(_tidy(frame.dot(W1, W1)) * _tidy(frame.dot(W2, W2))))
+    cosine = (tidy(frame.dot(W1, W2))
+              / sp.sqrt(tidy(frame.dot(W1, W1)) * tidy(frame.dot(W2, W2))))
     return cosine if exact is None else substitute(cosine, {BETA: exact}, "beta")
