@@ -35,6 +35,7 @@ from .particles.result import Simulation
 from .particles.simulation import simulate
 from .reduced.asymptotics import Terminal, terminal
 from .reduced.compile import StableSystem, stable_system
+from .reduced.configurations import configuration
 from .reduced.equiangular import Reduction, reduce
 from .reduced.forward_sensitivity import Sensitivity, sensitivity
 from .reduced.initial import LeadingOrder, initial_token_speed, initial_velocity, leading_order
@@ -57,7 +58,7 @@ __all__ = [
     "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "kuramoto_order",
     "mean_field", "mean_field_rates", "mean_field_zonal",
     "cluster_labels", "energy", "renyi_centres", "load", "rerun", "locate_events",
-    "crossing_time", "compare",
+    "crossing_time", "compare", "configuration",
 ]
 
 

@@ -1,0 +1,115 @@
+"""Symmetric configurations (sd.configuration): the derived closed ODEs against
+the particle simulator from the configuration's start, and the equiangular
+reduction as the simplex with one token per vertex."""
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symdyn as sd
+from symdyn.model.symbols import n as n_sym
+from symdyn.reduced.configurations import configuration
+
+SCHEMES = list(sd.schemes())
+CUSTOM = sd.custom_scheme("custom-radial", speed="A_norm*(1 + t)", radial="a*r")
+TIMES = np.array([0.5, 1.0, 2.0, 3.0])
+
+
+def _two_cluster_start(n, m, rho0, rA, rB, d=3):
+    xA = np.zeros(d)
+    xA[0] = 1
+    xB = np.zeros(d)
+    xB[:2] = rho0, np.sqrt(1 - rho0**2)
+    return np.array([rA * xA] * m + [rB * xB] * (n - m))
+
+
+def _cosines(sim, i, j):
+    X = np.asarray(sim.X)
+    th = X / np.linalg.norm(X, axis=-1, keepdims=True)
+    return np.einsum("ki,ki->k", th[:, i], th[:, j])
+
+
+@pytest.mark.parametrize("name", [*SCHEMES, "custom"])
+@pytest.mark.parametrize("n, m, beta", [(5, 2, 1.5), (7, 5, 4.0)])
+def test_two_clusters_follow_the_simulator(name, n, m, beta):
+    s = CUSTOM if name == "custom" else sd.scheme(name)
+    rA, rB = (1.0, 1.0) if s.starts_on_sphere else (1.3, 0.8)
+    X0 = _two_cluster_start(n, m, 0.2, rA, rB)
+    sim = sd.simulate(s, X0, beta=beta, t=TIMES, merge=0.0, rtol=1e-12, atol=1e-14,
+                      save_x=True)
+    red = configuration("two-clusters").reduce(s)
+    start = {"rho": 0.2} if s.on_sphere else {"rho": 0.2, "r_A": rA, "r_B": rB}
+    y = red.solve(TIMES, start, n=n, m=m, beta=beta)
+    assert np.abs(y[:, 0] - _cosines(sim, 0, n - 1)).max() < 1e-8
+    if not s.on_sphere:
+        r = np.linalg.norm(np.asarray(sim.X), axis=-1)
+        assert np.abs(y[:, 1] - r[:, 0]).max() < 1e-8
+        assert np.abs(y[:, 2] - r[:, -1]).max() < 1e-8
+    # control: a wrong mass (one token moved from A to B; not the swap m <-> n - m,
+    # a symmetry of the schemes on the sphere) misses
+    assert m - 1 not in (0, n - m)
+    wrong = red.solve(TIMES, start, n=n, m=m - 1, beta=beta)
+    assert np.abs(wrong[:, 0] - _cosines(sim, 0, n - 1)).max() > 1e-5
+
+
+@pytest.mark.parametrize("name", ["post-ln", "pre-ln", "ngpt", "ln-scaling"])
+def test_simplex_of_clusters_follows_the_simulator(name):
+    s = sd.scheme(name)
+    k, per, beta, g0 = 3, 2, 2.0, 0.1
+    centres = sd.init.equiangular(k, 3, g0, seed=0)
+    X0 = np.repeat(centres, per, axis=0)                 # tokens 0, 1 at vertex 0, ...
+    sim = sd.simulate(s, X0, beta=beta, t=TIMES, merge=0.0, rtol=1e-12, atol=1e-14,
+                      save_x=True)
+    red = configuration("simplex", k=k).reduce(s)
+    y = red.solve(TIMES, {"gamma": g0}, n=k * per, beta=beta)
+    assert np.abs(y[:, 0] - _cosines(sim, 0, per)).max() < 1e-8
+    # control: the equiangular reduction of the n tokens (one per vertex) misses
+    eq = configuration("equiangular").reduce(s).solve(TIMES, {"gamma": g0}, n=k * per,
+                                                      beta=beta)
+    assert np.abs(eq[:, 0] - _cosines(sim, 0, per)).max() > 1e-4
+
+
+@pytest.mark.parametrize("name", [*SCHEMES, "custom"])
+def test_equiangular_is_the_simplex_with_unit_masses(name):
+    s = CUSTOM if name == "custom" else sd.scheme(name)
+    red = configuration("equiangular").reduce(s)
+    old = sd.reduce(s)
+    assert red.rate("gamma") == old.gamma_dot          # the same expression, not just equal
+    if not s.on_sphere:
+        assert red.rate("r") == old.r_dot
+    # the simplex with k = n vertices is the same field
+    simplex = configuration("simplex").reduce(s).rate("gamma").subs(sd.symbols.n, n_sym)
+    k = sp.Symbol("k", positive=True)
+    point = {sd.symbols.gamma: sp.Rational(1, 7), sd.symbols.beta: sp.Rational(3, 2),
+             n_sym: 6, sd.symbols.r: sp.Rational(5, 4), sd.symbols.t: sp.Rational(1, 3)}
+    assert abs(float((simplex.subs(k, n_sym) - old.gamma_dot).subs(point))) < 1e-14
+    # control: another number of vertices is another field
+    assert abs(float((simplex.subs(k, 3) - old.gamma_dot).subs(point))) > 1e-4
+
+
+def test_post_ln_two_clusters_at_equal_masses_is_the_great_circle_law():
+    # theta' = -2 sin(theta) / (1 + e^{beta (1 - cos theta)}) (metastability.py):
+    # rho' = -sin(theta) theta' = 2 (1 - rho^2) / (1 + e^{beta (1 - rho)})
+    from symdyn.reduced.configurations import m, rho
+    red = configuration("two-clusters").reduce("post-ln")
+    b = sd.symbols.beta
+    law = 2 * (1 - rho**2) / (1 + sp.exp(b * (1 - rho)))
+    assert sp.simplify(red.rate("rho").subs(sd.symbols.n, 2 * m) - law) == 0
+    # control: unequal masses give another law
+    assert sp.simplify(red.rate("rho").subs(sd.symbols.n, 3 * m) - law) != 0
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="name"):
+        configuration("three-rings")
+    with pytest.raises(ValueError, match="m"):
+        configuration("two-clusters", m=0)
+    with pytest.raises(ValueError, match="k"):
+        configuration("simplex", k=1)
+    red = configuration("two-clusters", m=3).reduce("post-ln")
+    with pytest.raises(ValueError, match="n"):
+        red.solve(TIMES, {"rho": 0.2}, n=2, beta=1.0)
+    with pytest.raises(ValueError, match="rho"):
+        red.solve(TIMES, {"rho": 1.5}, n=5, beta=1.0)
+    with pytest.raises(ValueError, match="name"):
+        red.rate("gamma")
