@@ -34,6 +34,14 @@ beta`` with ``Phi = K mu`` (unnormalized) or ``log K mu`` (softmax), ``K mu(x)
    -> 0 both kernels give ``kappa_c = d`` (the noisy Kuramoto value; 2 on the
    circle, Bertini et al.).
 
+Numbers, for any ``d`` in ``[2, 1e300]`` (:func:`dimension`): each law is put in
+its :func:`series_form` (``I_nu`` as ``0F1(; nu+1; beta^2/4)``, the Gamma
+functions cancelled: softmax ``kappa_c = d 0F1(; d/2; beta^2/4) / 0F1(; d/2+1;
+beta^2/4) ~ d + beta^2/d``) and evaluated in mpmath with ``d`` exact
+(:func:`evaluate`: in floats ``d/2 - 1 == d/2`` from ``d = 2**54`` on); at
+``beta = 0`` the limit is a closed form in ``d`` (:func:`zero_limit`), never a
+sympy limit at a given ``d``.
+
 >>> round(critical_kappa(0.0, 2), 12), round(critical_kappa(1e-9, 3, "unnormalized"), 6)
 (2.0, 3.0)
 >>> critical_kappa(2.0, 2, symbolic=True)
@@ -133,11 +141,44 @@ def dimension(d, low: int = 2) -> int:
     return dd
 
 
+def series_form(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with each ``I_nu(beta)`` written as its series,
+    ``(beta/2)^nu / Gamma(nu+1) 0F1(; nu+1; beta^2/4)``, and each
+    ``Gamma(d/2 + c)`` as ``Gamma(d/2) (d/2)_c``: sympy cancels the powers
+    ``beta^{d/2}`` and the Gamma functions, leaving rising factorials and
+    ``0F1`` of order about ``d/2``, cheap in mpmath at any ``d`` (softmax
+    ``kappa_c = d 0F1(; d/2; beta^2/4) / 0F1(; d/2+1; beta^2/4)``,
+    unnormalized ``d / 0F1(; d/2+1; beta^2/4)``)."""
+    out = expr.replace(sp.besseli, lambda nu, x: (x / 2) ** nu / sp.gamma(nu + 1)
+                       * sp.hyper([], [nu + 1], x ** 2 / 4))
+    out = sp.gammasimp(sp.powsimp(out, force=True))
+    out = out.replace(lambda e: isinstance(e, sp.gamma) and not (e.args[0] - D / 2).has(D),
+                      lambda e: sp.gamma(D / 2) * sp.rf(D / 2, e.args[0] - D / 2))
+    out = sp.factor(sp.powsimp(sp.powsimp(out, force=True, combine="exp"), force=True))
+    if out.has(sp.gamma, sp.besseli):
+        raise ValueError(f"no series form without Gamma functions: {out}")
+    return out
+
+
+def _hyper(a, b, z):
+    """mpmath's ``hyper``, summing the series where its terms fall by 4x from the start
+    (``0F1(; b; z)``, ``b > 4|z|``: mpmath would take its expansion in ``1/z``, seconds at
+    ``b = 5e299``)."""
+    if not a and len(b) == 1 and b[0] > 4 * abs(z):
+        return mpmath.hyper(a, b, z, force_series=True)
+    return mpmath.hyper(a, b, z)
+
+
+def lambdify_series(args, expr):
+    """:func:`series_form` of ``expr`` as an mpmath function of ``args``."""
+    return sp.lambdify(args, series_form(expr), modules=[{"hyper": _hyper}, "mpmath"])
+
+
 @cache
 def _numeric(attention: str, which: str):
-    expr = (critical_law(attention) if which == "critical"
+    expr = (critical_law(attention).subs(K, 1) if which == "critical"
             else _expression(attention, which == "noisy"))
-    return sp.lambdify((K, D, B, KAPPA), expr, modules="mpmath")
+    return lambdify_series((K, D, B, KAPPA), expr)
 
 
 def evaluate(f, k: int, d: int, *args):

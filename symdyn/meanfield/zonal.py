@@ -47,12 +47,21 @@ from symdyn.base.checks import (
 from symdyn.base.provenance import Provenance
 
 from .circle import MAX_TIME, ETDRK4Stepper
-from .stability import B, D, K, dimension, evaluate, kernel_eigenvalue, laplacian_eigenvalue
+from .stability import (
+    B,
+    D,
+    K,
+    dimension,
+    evaluate,
+    kernel_eigenvalue,
+    lambdify_series,
+    laplacian_eigenvalue,
+)
 
 
 @cache
 def _kernel():
-    return sp.lambdify((K, D, B), kernel_eigenvalue(), modules="mpmath")
+    return lambdify_series((K, D, B), kernel_eigenvalue())
 
 
 def _dims(d, m):

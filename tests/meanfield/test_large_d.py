@@ -170,3 +170,24 @@ def test_kuramoto_order_at_d_1e4_solves_its_self_consistency(c):
 def test_kuramoto_order_beyond_its_series_is_refused_naming_d():
     with pytest.raises(ValueError, match=r"^d: .*d ~ 1e4"):
         kuramoto_order(3e5, 10**5)
+
+
+def test_the_series_form_is_the_bessel_form():
+    # series_form rewrites I_nu as its 0F1 series and cancels Gamma(d/2): the same function
+    from symdyn.meanfield import stability as st
+    pairs = [(st.critical_law(a).subs(st.K, 1), None) for a in ("softmax", "unnormalized")]
+    pairs += [(st.kernel_eigenvalue(), k) for k in (0, 1, 4)]
+    for expr, k in pairs:
+        expr = expr if k is None else expr.subs(st.K, k)
+        bessel = sympy.lambdify((st.D, st.B), expr, "mpmath")
+        series = sympy.lambdify((st.D, st.B), st.series_form(expr), "mpmath")
+        for d in (2, 3, 7, 50):
+            for beta in (0.3, 5.0, 80.0):
+                with mpmath.workdps(30):
+                    a, b = bessel(d, mpmath.mpf(beta)), series(d, mpmath.mpf(beta))
+                    assert abs(a / b - 1) < 1e-25, (expr, d, beta)
+    # control: a series with the order off by one is another function
+    shifted = sympy.lambdify((st.D, st.B), st.series_form(st.kernel_eigenvalue().subs(st.K, 2)),
+                             "mpmath")
+    one = sympy.lambdify((st.D, st.B), st.kernel_eigenvalue().subs(st.K, 1), "mpmath")
+    assert abs(shifted(7, mpmath.mpf(5)) / one(7, mpmath.mpf(5)) - 1) > 0.1
