@@ -210,18 +210,31 @@ def test_ctrl_c_stops_local_workers_without_waiting(tmp_path, monkeypatch):
 
 
 _ORPHAN_SCRIPT = textwrap.dedent("""
-    import os, time
+    import os, threading
     import symdyn
     import symdyn.studies.sweeps
 
     def slow(task):
         print(os.getpid(), flush=True)
-        time.sleep(600)     # past any worker's start on a loaded machine (the test kills it)
+        threading.Event().wait()    # until killed: never returns, whatever the load (a
+                                    # sleep that ended returned None to the sweep)
 
     if __name__ == "__main__":
         symdyn.studies.sweeps.run_task = slow
         symdyn.sweep({"n": 3, "d": 2}, [0.0, 1.0], seeds=2, batch=1, workers=2)
 """)
+
+
+def _line(proc, seconds):
+    """The next line of ``proc``'s unbuffered output (nothing read ahead, so the
+    wait sees every line); a hang guard of ``seconds`` (it fails, never waits
+    for ever: the workers block until killed)."""
+    import selectors
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(seconds):
+            raise AssertionError(f"no worker reported within {seconds} s")
+    return proc.stdout.readline().decode()
 
 
 def _alive(pid):
@@ -236,11 +249,11 @@ def _alive(pid):
 def test_killed_sweep_leaves_no_orphaned_workers(tmp_path):
     script = tmp_path / "sweep_script.py"
     script.write_text(_ORPHAN_SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, bufsize=0)
     workers = []
     try:
         for _ in range(50):          # the workers' pids, past anything else on stdout
-            line = proc.stdout.readline()
+            line = _line(proc, 600)
             assert line, f"the sweep script ended early (exit {proc.poll()})"
             if line.strip().isdigit():
                 workers.append(int(line))
