@@ -125,27 +125,50 @@ class ZonalMeanField(Archived):
 GRAM_TOL = 1e-8
 
 
-def _gram_error(field, d: int, m: int) -> float:
+def _tables(d: int, m: int):
+    """``(t, w, p, dp)``: Gauss-Jacobi nodes and normalized weights of
+    ``(1-t^2)^{(d-3)/2}`` (``2m + 2`` of them), ``P_k`` and ``P_k'`` at the nodes."""
+    alpha = d / 2 - 1
+    with np.errstate(all="ignore"):
+        t, w = roots_jacobi(2 * m + 2, (d - 3) / 2, (d - 3) / 2)
+        ks = range(m + 1)
+        norm = np.array([eval_gegenbauer(k, alpha, 1.0) for k in ks])
+        p = np.array([eval_gegenbauer(k, alpha, t) for k in ks]) / norm[:, None]
+        dp = np.array([2 * alpha * eval_gegenbauer(k - 1, alpha + 1, t) if k else 0 * t
+                       for k in ks]) / norm[:, None]
+        return t, w / w.sum(), p, dp
+
+
+def _gram_error(d: int, m: int, tables=None) -> float:
     """``max |G - I|``, ``G_jk = sqrt(N_j N_k) sum_i w_i P_j(t_i) P_k(t_i)``: the
     quadrature must integrate the orthonormal harmonics' products exactly
     (degree <= 2 modes < 2 (2 modes + 2)); ``inf`` when a node is not a number."""
+    _, w, p, _ = _tables(d, m) if tables is None else tables
     s = np.sqrt(_dims(d, m))
     with np.errstate(all="ignore"):
-        G = (field.p * field.w) @ field.p.T * np.outer(s, s)
+        G = (p * w) @ p.T * np.outer(s, s)
         err = np.abs(G - np.eye(m + 1)).max()
     return float(err) if np.isfinite(err) else float("inf")
 
 
+def _resolved(d: int, m: int) -> bool:
+    """``m`` modes at ``d`` fit in floats: ``N_m <= 1e300`` and orthonormal on the nodes."""
+    return _largest_dim(d, m) <= 300 and _gram_error(d, m) <= GRAM_TOL
+
+
+def _most_modes(d: int, m: int) -> int:
+    """The largest number of modes ``<= m`` resolved at ``d`` (bisection), 0 if none."""
+    lo, hi = 0, m
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if _resolved(d, mid) else (lo, mid - 1)
+    return lo
+
+
 class _ZonalField:
-    def __init__(self, beta, d, attention, modes):
-        alpha = d / 2 - 1
-        t, w = roots_jacobi(2 * modes + 2, (d - 3) / 2, (d - 3) / 2)
-        self.w = w / w.sum()
+    def __init__(self, beta, d, attention, modes, tables=None):
+        t, self.w, self.p, self.dp = _tables(d, modes) if tables is None else tables
         ks = range(modes + 1)
-        norm = np.array([eval_gegenbauer(k, alpha, 1.0) for k in ks])
-        self.p = np.array([eval_gegenbauer(k, alpha, t) for k in ks]) / norm[:, None]
-        self.dp = np.array([2 * alpha * eval_gegenbauer(k - 1, alpha + 1, t) if k else 0 * t
-                            for k in ks]) / norm[:, None]
         # a_k e^{-beta} (scaled), from the derived Funk-Hecke eigenvalue
         a = np.array([float(evaluate(_kernel(), k, d, beta) * mpmath.exp(-beta)) for k in ks])
         self.dims = _dims(d, modes)
@@ -186,7 +209,7 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
            f"Gegenbauer tables, (modes + 1) x (2 modes + 2))")
     top = _largest_dim(dd, mm)
     if top > 300:
-        fit = max((k for k in range(1, mm) if _largest_dim(dd, k) <= 300), default=0)
+        fit = _most_modes(dd, mm)
         raise ValueError(f"d: at d = {dd:.6g} the dimension of the degree-{mm} harmonics is "
                          f"1e{top:.0f}, beyond floats (the moments' tables): "
                          + (f"at most modes = {fit} at this d" if fit else "no mode fits"))
@@ -198,14 +221,15 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
             or not c[0] > 0:
         raise ValueError(f"mu0: expected 1-D finite moments m_0..m_K, m_0 > 0, K <= modes; "
                          f"got {shown(mu0)}")
-    field = _ZonalField(b, dd, attention, mm)
-    if _gram_error(field, dd, mm) > GRAM_TOL:
-        fit = next((k for k in (mm // 2 ** j for j in range(1, mm.bit_length()))
-                    if k and _gram_error(_ZonalField(b, dd, attention, k), dd, k) <= GRAM_TOL), 0)
+    tables = _tables(dd, mm)
+    error = _gram_error(dd, mm, tables)
+    if error > GRAM_TOL:
+        fit = _most_modes(dd, mm)
         raise ValueError(f"d: at d = {dd:.6g} the Gauss-Jacobi nodes of {mm} modes are not "
                          f"resolved in floats (the harmonics are not orthonormal on them: "
-                         f"error {_gram_error(field, dd, mm):.2g}); "
-                         + (f"modes = {fit} are" if fit else "no number of modes is"))
+                         f"error {error:.2g}); "
+                         + (f"at most modes = {fit} at this d" if fit else "no mode fits"))
+    field = _ZonalField(b, dd, attention, mm, tables)
     m = np.zeros(mm + 1)
     m[:c.size] = c / c[0]
     if ((field.dims * m) @ field.p).min() < -1e-9:

@@ -123,10 +123,17 @@ def test_a_dimension_out_of_range_is_a_value_error_naming_d(call):
 
 
 def test_zonal_tables_beyond_floats_are_refused_naming_d_and_the_modes_that_fit():
-    with pytest.raises(ValueError, match=r"^d: .*1e487.*modes = 38"):
+    with pytest.raises(ValueError, match=r"^d: .*1e487.*modes = 18"):
         mean_field_zonal(1.0, [0, 1], np.array([1, .1]), 10**9)       # issue 46's case
-    with pytest.raises(ValueError, match=r"^d: .*Gauss-Jacobi.*modes = 32"):
+    with pytest.raises(ValueError, match=r"^d: .*Gauss-Jacobi.*modes = 43"):
         mean_field_zonal(1.0, [0, 1], np.array([1, 1e-9]), 10**5)     # nodes fail at 64
+    # the modes named fit: they run, at the derived rate; one more is refused
+    kappa = 2e5
+    r = mean_field_zonal(1.0, [0.0, 1.0], [1.0, 1e-8], d=10**5, kappa=kappa, modes=43)
+    assert r.moments[1, 1] / r.moments[0, 1] == pytest.approx(
+        np.exp(growth_rate(1, 1.0, kappa, d=10**5)), rel=1e-5)
+    with pytest.raises(ValueError, match="modes = 43"):
+        mean_field_zonal(1.0, [0, 1], np.array([1, 1e-8]), 10**5, modes=44)
 
 
 @pytest.mark.parametrize("d", [10**4, 10**6])
