@@ -113,3 +113,91 @@ def test_bad_input_names_the_argument():
         red.solve(TIMES, {"rho": 1.5}, n=5, beta=1.0)
     with pytest.raises(ValueError, match="name"):
         red.rate("gamma")
+
+
+# --------------------------------------------------------------------------
+# merge laws (symdyn.reduced.merge)
+# --------------------------------------------------------------------------
+
+def test_post_ln_merge_time_at_equal_masses_is_the_hand_typed_formula():
+    from symdyn.reduced.merge import merge_time
+    from symdyn.studies.metastability import two_cluster_merge_time
+    for beta, theta0 in [(0.0, 1.0), (1.0, np.pi / 2), (4.0, 2.5), (9.0, np.pi / 2),
+                         (9.0, 2.5)]:
+        T = merge_time("post-ln", beta, theta0, n=8, level=0.999)
+        assert abs(T / two_cluster_merge_time(beta, theta0, 0.999) - 1) < 1e-10
+        # control: unequal masses (2 and 6) merge at another time
+        T_unequal = merge_time("post-ln", beta, theta0, n=8, m=2, level=0.999)
+        if beta > 0:
+            assert abs(T_unequal / T - 1) > 1e-3
+
+
+@pytest.mark.parametrize("name", SCHEMES)
+def test_merge_time_is_where_the_simulator_reaches_the_level(name):
+    from symdyn.reduced.merge import merge_time
+    s = sd.scheme(name)
+    n, m, beta, theta0 = 6, 2, 2.0, 0.8
+    rA, rB = (1.0, 1.0) if s.starts_on_sphere else (1.3, 0.8)
+    T = merge_time(s, beta, theta0, n=n, m=m, level=0.999, r0=(rA, rB))
+    X0 = _two_cluster_start(n, m, np.cos(theta0), rA, rB)
+    sim = sd.simulate(s, X0, beta=beta, t=[T * (1 - 1e-3), T], merge=0.0, rtol=1e-12,
+                      atol=1e-14, save_x=True)
+    c = _cosines(sim, 0, n - 1)
+    assert abs(c[1] - 0.999) < 1e-9
+    assert 0.999 - c[0] > 1e-7       # control: a time 0.1% earlier is short of the level
+
+
+def test_merge_time_by_events_agrees_with_the_quadrature():
+    # Mix-LN is Post-LN until t_switch: its merge time is found by the ODE's event
+    from symdyn.reduced.merge import autonomous, merge_time
+    late = sd.scheme("mix-ln", t_switch=1e6)
+    assert not autonomous(late) and autonomous("post-ln")
+    for beta, theta0, m in [(3.0, 1.4, 3), (6.0, 2.0, 1)]:
+        T = merge_time("post-ln", beta, theta0, n=7, m=m)
+        assert abs(merge_time(late, beta, theta0, n=7, m=m) / T - 1) < 1e-9
+    # control: an early switch to Pre-LN changes it
+    assert abs(merge_time(sd.scheme("mix-ln", t_switch=0.5), 3.0, 1.4, n=7, m=3) / T - 1) > 1e-3
+
+
+def test_merge_times_of_clock_changes():
+    # DeepNorm is Post-LN on a clock slowed by (2N)^(1/4); sqrt-scaling moves as
+    # Post-LN in the clock 2 (sqrt(1 + t) - 1)
+    from symdyn.reduced.merge import merge_time
+    beta, theta0, n, m = 2.5, 1.7, 9, 4
+    post = merge_time("post-ln", beta, theta0, n=n, m=m)
+    deep = merge_time(sd.scheme("deepnorm", layers=8), beta, theta0, n=n, m=m)
+    assert abs(deep / (16 ** 0.25 * post) - 1) < 1e-12
+    root = merge_time("sqrt-scaling", beta, theta0, n=n, m=m)
+    assert abs(root / ((1 + post / 2) ** 2 - 1) - 1) < 1e-9
+    assert abs(root / post - 1) > 0.1          # control: the clocks differ
+
+
+def test_post_ln_large_beta_merge_law():
+    from symdyn.reduced.configurations import m as m_sym
+    from symdyn.reduced.merge import epsilon, merge_asymptotics, merge_time
+    law = merge_asymptotics("post-ln")
+    b = sd.symbols.beta
+    # at equal masses, Laplace's endpoint law e^{beta (1 - cos)} / (2 beta sin^2)
+    equal = law.subs(m_sym, sd.symbols.n / 2)
+    assert sp.simplify(equal - sp.exp(b * epsilon) / (2 * b * epsilon * (2 - epsilon))) == 0
+    theta0 = 1.2
+    for n, m in [(8, 4), (6, 2)]:
+        f = sp.lambdify(b, law.subs({epsilon: 1 - sp.cos(theta0), sd.symbols.n: n, m_sym: m}))
+        gap = [abs(merge_time("post-ln", x, theta0, n=n, m=m) / f(x) - 1) for x in (20, 40, 80)]
+        assert gap[0] > gap[1] > gap[2] and gap[2] < 0.02       # ~ 1/beta
+        assert abs(gap[1] / gap[2] - 2) < 0.2          # halves as beta doubles
+    # control: the law of other masses misses by a constant factor
+    f = sp.lambdify(b, law.subs({epsilon: 1 - sp.cos(theta0), sd.symbols.n: 6, m_sym: 1}))
+    assert abs(merge_time("post-ln", 80, theta0, n=6, m=2) / f(80) - 1) > 0.2
+
+
+def test_merge_time_bad_input():
+    from symdyn.reduced.merge import merge_asymptotics, merge_time
+    with pytest.raises(ValueError, match="theta0"):
+        merge_time("post-ln", 1.0, 4.0, n=4)
+    with pytest.raises(ValueError, match="m"):
+        merge_time("post-ln", 1.0, 1.0, n=4, m=4)
+    with pytest.raises(ValueError, match="level"):
+        merge_time("post-ln", 1.0, 1.0, n=4, level=1.0)
+    with pytest.raises(ValueError, match="scheme"):
+        merge_asymptotics("pre-ln")

@@ -1,0 +1,154 @@
+r"""Merge laws of two clusters, per scheme, from the derived two-cluster reduction.
+
+Two clusters of masses ``m`` and ``n - m`` at angle :math:`\theta_0`
+(:func:`~symdyn.reduced.configurations.configuration` ``"two-clusters"``)
+merge, to the level :math:`\rho_c` (their cosine), at the time
+
+.. math:: T(\beta, \theta_0, m, n) = \int_{\rho_0}^{\rho_c} \frac{d\rho}{\dot\rho(\rho)}
+          = \int_{\theta_c}^{\theta_0} \frac{\sin\theta\, d\theta}{\dot\rho(\cos\theta)}
+
+when :math:`\dot\rho` (derived by sympy) depends on :math:`\rho` alone (the
+schemes on the sphere with laws free of ``t``: Post-LN, DeepNorm, nGPT with
+a constant step, ...); otherwise (radii, a clock ``t``) the reduced ODE is
+integrated to the event :math:`\rho = \rho_c` (:func:`merge_time`).
+
+For large :math:`\beta` (:func:`merge_asymptotics`, autonomous laws), with
+:math:`\varepsilon = 1 - \rho`, the integrand grows as
+:math:`g(\varepsilon)\,e^{p\beta\varepsilon}` (sympy's limits give
+:math:`p = \lim \log(1/\dot\rho)/(\beta\varepsilon)` and
+:math:`g = \lim e^{-p\beta\varepsilon}/\dot\rho`), and Laplace's method at the
+far end gives :math:`T \sim g(\varepsilon_0)\,e^{p\beta\varepsilon_0}/(p\beta)`.
+
+Layer 2, reduced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..base.budget import complete_cache, time_limit
+from ..base.checks import check_attention, number
+from ..model.guards import lambdify
+from ..model.registry import SchemeLike
+from ..model.registry import scheme as get_scheme
+from ..model.symbols import beta as BETA
+from ..model.symbols import n, t
+from .configurations import configuration, m, rho
+
+#: The default merge level: the clusters' cosine (the simulator's cluster threshold).
+LEVEL = 0.999
+#: :math:`\varepsilon = 1 - \rho` and :math:`\theta` of the merge laws.
+epsilon = sp.Symbol("epsilon", positive=True)
+theta = sp.Symbol("theta", positive=True)
+
+
+def _reduction(scheme, attention):
+    return configuration("two-clusters").reduce(scheme, attention)
+
+
+def autonomous(scheme: SchemeLike, attention: str = "softmax") -> bool:
+    """True when the two-cluster :math:`\\dot\\rho` depends on :math:`\\rho` alone
+    (no radii, no ``t``): then :math:`T` is a quadrature."""
+    red = _reduction(scheme, attention)
+    return len(red.variables) == 1 and not red.rates[0].has(t)
+
+
+@complete_cache(maxsize=64)
+def merge_integrand(scheme: SchemeLike, attention: str = "softmax") -> sp.Expr:
+    """:math:`dT/d\\theta = \\sin\\theta / \\dot\\rho(\\cos\\theta)` in ``theta``,
+    ``beta``, ``n``, ``m`` (autonomous schemes, see :func:`autonomous`)."""
+    s = get_scheme(scheme)
+    if not autonomous(s, attention):
+        raise ValueError(f"scheme: the two-cluster law of {s.name} depends on t or on the "
+                         f"radii; merge_time integrates its ODE instead")
+    rate = _reduction(s, attention).rate("rho")
+    return sp.sin(theta) / rate.subs(rho, sp.cos(theta))
+
+
+def _numbers(beta, theta0, n_value, m_value, level):
+    b = number(beta, "beta", 0)
+    th0 = number(theta0, "theta0", 0, np.pi, low_open=True, high_open=True)
+    nn = number(n_value, "n", 2)
+    mm = nn / 2 if m_value is None else number(m_value, "m", 0, nn, low_open=True,
+                                                 high_open=True)
+    lv = number(level, "level", -1, 1, high_open=True)
+    return b, th0, nn, mm, lv
+
+
+def merge_time(scheme: SchemeLike, beta: float, theta0: float, n: float, m: float | None = None,
+               level: float = LEVEL, attention: str = "softmax", r0=(1.0, 1.0),
+               t_max: float = 1e15) -> float:
+    """The time two clusters of masses ``m`` and ``n - m`` (``m = n/2`` by
+    default) at angle ``theta0`` take to reach the cosine ``level``.
+
+    Quadrature of the derived :math:`\\sin\\theta/\\dot\\rho(\\cos\\theta)` over
+    :math:`[\\arccos(\\text{level}), \\theta_0]` for autonomous laws; else the
+    reduced ODE (radii from ``r0``, 1 for schemes renormalized at ``t = 0``)
+    to the event :math:`\\rho = \\text{level}` (DOP853, rtol 1e-12); ``inf``
+    if not reached by ``t_max``.
+
+    Examples
+    --------
+    >>> from symdyn.reduced.merge import merge_time
+    >>> round(merge_time("post-ln", beta=0, theta0=1.0, n=2, level=0.999), 6)
+    3.195619
+    """
+    from scipy.integrate import quad, solve_ivp
+    s = get_scheme(scheme)
+    check_attention(attention)
+    b, th0, nn, mm, lv = _numbers(beta, theta0, n, m, level)
+    thc = float(np.arccos(lv))
+    if th0 <= thc:
+        return 0.0
+    values = {BETA: b, globals()["n"]: nn, globals()["m"]: mm}
+    with time_limit(f"merge law of {s.name}"):
+        if autonomous(s, attention):
+            f = lambdify(theta, merge_integrand(s, attention).subs(values), "integrand")
+            return float(quad(f, thc, th0, limit=400, epsabs=0, epsrel=1e-13)[0])
+        red = _reduction(s, attention)
+    start = {"rho": float(np.cos(th0))}
+    if len(red.variables) > 1:
+        rA, rB = (1.0, 1.0) if s.starts_on_sphere else r0
+        start.update(r_A=number(rA, "r0", 0, low_open=True),
+                     r_B=number(rB, "r0", 0, low_open=True))
+    breaks, phases = red.numeric(n=nn, m=mm, beta=b)
+    y = np.array([start[v.name] for v in red.variables])
+    edges = [0.0, *[x for x in breaks if x < t_max], number(t_max, "t_max", 0, low_open=True)]
+
+    def hit(tt, yy, *_):
+        return yy[0] - lv
+    hit.terminal, hit.direction = True, 1
+    for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
+        f = phases[min(i, len(phases) - 1)]
+        sol = solve_ivp(lambda tt, yy, f=f: np.asarray(f(tt, *yy), float), (lo, hi), y,
+                        method="DOP853", rtol=1e-12, atol=1e-14, events=hit)
+        if not sol.success:
+            raise ArithmeticError(f"merge_time: {sol.message}")
+        if sol.t_events[0].size:
+            return float(sol.t_events[0][0])
+        y = sol.y[:, -1]
+    return float("inf")
+
+
+@complete_cache(maxsize=64)
+def merge_asymptotics(scheme: SchemeLike, attention: str = "softmax") -> sp.Expr:
+    """The leading large-beta merge time
+    :math:`g(\\varepsilon_0)\\,e^{p\\beta\\varepsilon_0}/(p\\beta)` in ``epsilon``
+    (:math:`1 - \\cos\\theta_0`), ``beta``, ``n``, ``m`` (autonomous schemes;
+    Post-LN at ``m = n/2``: :math:`e^{\\beta\\varepsilon_0}/(2\\beta\\varepsilon_0
+    (2 - \\varepsilon_0))`, checked in the tests). A ``ValueError`` when sympy's
+    limits do not decide within the derivation budget."""
+    s = get_scheme(scheme)
+    merge_integrand(s, attention)           # refuses the non-autonomous laws
+    rate = _reduction(s, attention).rate("rho").subs(rho, 1 - epsilon)
+    # the masses as fractions: m = mu n, with 0 < mu < 1
+    mu = sp.Symbol("mu", positive=True)
+    inverse = sp.simplify(1 / rate.subs(m, mu * n))
+    with time_limit(f"merge asymptotics of {s.name}"):
+        p = sp.limit(sp.expand_log(sp.log(inverse), force=True) / (BETA * epsilon), BETA, sp.oo)
+        if not (p.is_positive and p.is_number):
+            raise ValueError(f"scheme: the merge time of {s.name} does not grow as "
+                             f"exp(p beta epsilon) with p > 0 (p = {p})")
+        g = sp.limit(sp.simplify(inverse * sp.exp(-p * BETA * epsilon)), BETA, sp.oo)
+    return sp.simplify(g * sp.exp(p * BETA * epsilon) / (p * BETA)).subs(mu, m / n)
