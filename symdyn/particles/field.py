@@ -102,6 +102,15 @@ class Field:
         law = self.law_of_phase[phase]
         A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass,
                                                     normalizers)
+        rho = self._laws(A, tm, rad, a_k, norm, beta, law, hot, hot_fault, theta)
+        if mass is not None:                # merged tokens (mass 0) stand still
+            rho = self._freeze(A, rho, mass)
+        return A, rho
+
+    def _laws(self, A, tm, rad, a_k, norm, beta, law, hot, hot_fault, theta):
+        """Divide ``A`` (m, n, d) by the speed law in place; the radial rates.
+        Refused tokens get NaN in both (``fault`` says why)."""
+        m, n = rad.shape
         speed, radial = self.laws[law]
         constant = self.constant[law]
         args = (None if constant is not None and self.on_sphere      # no law to read
@@ -121,12 +130,129 @@ class Field:
                 self.fault = hot_fault or self.fault
                 A[bad] = np.nan
                 rho = np.where(bad, np.nan, rho)
-        if mass is not None:                # merged tokens (mass 0) stand still
-            frozen = mass == 0
-            np.copyto(A, 0.0, where=frozen[..., None])     # A[frozen] = 0, cheaper
-            if not self.on_sphere:
-                rho = np.where(frozen, 0.0, rho)
-        return A, rho
+        return rho
+
+    def _freeze(self, A, rho, mass):
+        """Merged tokens (mass 0) stand still: their rows of ``A`` set to 0."""
+        frozen = mass == 0
+        np.copyto(A, 0.0, where=frozen[..., None])     # A[frozen] = 0, cheaper
+        return rho if self.on_sphere else np.where(frozen, 0.0, rho)
+
+    @property
+    def frames(self) -> bool:
+        """Whether :meth:`frame` can integrate this field in the cluster's frame:
+        identity weights, attention of the directions (not ``"none"``), no mask."""
+        return self.w.identity and not self.raw and not self.causal
+
+    def frame(self, tm, c, ell, u, rad, beta, phase, mass=None):
+        """The field in the frame of the configuration (:mod:`symdyn.particles.continuous`):
+        ``theta_k = c + e^ell u_k``, ``c`` the centre (m, d), ``ell`` (m,) the
+        log of the deviations' scale, ``u`` (m, n, d) the scaled deviations.
+
+        Everything is read from the differences ``D_jk = theta_j - theta_k =
+        e^ell (u_j - u_k)`` of the unit directions: the scores
+        :math:`\\beta(\\langle\\theta_k, \\theta_j\\rangle - 1) = -\\beta|D_{jk}|^2/2`
+        and :math:`P_{\\theta_k} A_k = \\sum_j w_{kj} (D_{jk} + \\tfrac12 |D_{jk}|^2
+        \\theta_k)`, so the velocities keep their relative precision however
+        close the tokens are (a Gram matrix of the directions would resolve
+        ``|D|`` only to ~1e-8, ``epsilon`` to ~1e-16). Returns ``(dc, dell, du,
+        rho, speed)``: the centre moves with the tangential mean velocity
+        ``V``, :math:`\\dot c = P_c V`; the scale with the deviations' mean rate,
+        :math:`\\dot\\ell = \\sum_k m_k \\langle u_k, w_k\\rangle / \\sum_k m_k |u_k|^2`
+        (``w_k = (v_k - P_c V) e^{-ell}``), and :math:`\\dot u_k = w_k - \\dot\\ell\\, u_k`
+        (so :math:`\\sum_k m_k |u_k|^2` is conserved), ``u`` in the last term read
+        on its manifold (tangential mean 0, unit directions: off it, the
+        modes constant in ``theta`` stand still in ``u``); ``speed`` (m, n) is
+        :math:`|\\dot\\theta_k| e^{-\\ell}`."""
+        m, n, d = u.shape
+        ch, e, uh = frame_directions(c, ell, u)
+        hot, hot_fault = (beta, None) if self.tau is None else self._hot(tm, beta)
+        cen = uh - _ones_row(n) @ uh / n                # differences stay, magnitudes O(1)
+        sq = einsum("mnd,mnd->mn", cen, cen)
+        D2 = cen @ np.swapaxes(cen, -1, -2)
+        D2 *= -2.0
+        D2 += sq[:, :, None]
+        D2 += sq[:, None, :]
+        np.maximum(D2, 0.0, out=D2)                     # |u_j - u_k|^2
+        e2 = e * e
+        W = np.multiply(D2, (-0.5 * hot * e2)[:, None, None])
+        np.exp(W, out=W)                                # e^{beta (<theta_k, theta_j> - 1)}
+        if mass is not None:
+            W *= mass[:, None, :]
+        if self.attention == "softmax":
+            Z = np.add.reduce(W, axis=-1)
+            if mass is not None:
+                np.maximum(Z, _TINY, out=Z)
+        else:                                           # Z = n e^{-beta}: e^{beta <,>} / n
+            total = float(n) if mass is None else mass.sum(axis=-1)
+            Z = np.broadcast_to((total * np.exp(-hot))[:, None], (m, n))
+        W /= Z[..., None]
+        diagonal = W.reshape(m, n * n)[:, ::n + 1]
+        own = diagonal.copy()
+        diagonal[...] = 0.0                             # the own term has D = 0
+        off = np.add.reduce(W, axis=-1)
+        P = W @ uh
+        P -= uh * off[..., None]                        # sum_j w_kj (u_j - u_k)
+        Q = 0.5 * einsum("mkj,mkj->mk", W, D2)          # sum_j w_kj |u_j - u_k|^2 / 2
+        theta = ch[:, None, :] + e[:, None, None] * uh
+        P += (e[:, None] * Q)[..., None] * theta        # P_theta A e^{-ell}
+        a_k = norm = None
+        if self.needs_a or self.needs_norm:
+            a_k = own + off - e2[:, None] * Q           # <A_k, theta_k>
+        if self.needs_norm:
+            norm = np.sqrt(e2[:, None] * einsum("mnd,mnd->mn", P, P) + a_k * a_k)
+        rho = self._laws(P, tm, rad, a_k, norm, beta, self.law_of_phase[phase], hot,
+                         hot_fault, theta)
+        weight = np.ones((m, n)) if mass is None else mass
+        if mass is not None:
+            rho = self._freeze(P, rho, mass)
+        speed = row_norms(P)
+        total = weight.sum(axis=-1)[:, None]
+        V = einsum("mn,mnd->md", weight, P) / total
+        V -= einsum("md,md->m", V, ch)[:, None] * ch    # P_c V
+        # the centre moves so that the tangential mean of u stays 0:
+        # c' = e P_c V / <c, mean theta>, <c, mean theta> = 1 + e <c, mean u>
+        mean = einsum("mn,mnd->md", weight, u) / total
+        V /= (1.0 + e * einsum("md,md->m", mean, ch))[:, None]
+        w = P - V[:, None, :]
+        num = einsum("mn,mn->m", weight, einsum("mnd,mnd->mn", u, w))
+        den = einsum("mn,mn->m", weight, einsum("mnd,mnd->mn", u, u))
+        dell = np.divide(num, den, out=np.zeros(m), where=den > 0)
+        # du = w - dell u, with u read on its manifold: tangential mean 0 and
+        # <c, u_k> = -e |u_k|^2 / 2 (unit directions). The same field there; off
+        # it, the two modes constant in theta (an offset of every token, a token
+        # off the sphere) stand still in u instead of growing like e^{-ell}
+        # (from rounding: O(1) by t = 40 on Post-LN) and holding the steps at
+        # ~1/|dell|.
+        along = einsum("mnd,md->mn", u, ch)
+        ref = u - mean[:, None, :]
+        ref -= (along - einsum("md,md->m", mean, ch)[:, None]
+                + 0.5 * e[:, None] * einsum("mnd,mnd->mn", u, u))[..., None] * ch[:, None, :]
+        du = w - dell[:, None, None] * ref
+        # below the floor the scale is no longer resolved: u and ell stand
+        # still (their modes would hold the steps at ~1/|dell|), the values are
+        # flagged (Recorder.resolve)
+        frozen = frame_epsilon(e, uh, weight) < FRAME_FLOOR / 2
+        if frozen.any():
+            dell = np.where(frozen, 0.0, dell)
+            du[frozen] = 0.0
+        if mass is not None:
+            np.copyto(du, 0.0, where=(mass == 0)[..., None])
+        return e[:, None] * V, dell, du, rho, speed
+
+    def frame_grouped(self, tm, c, ell, u, rad, beta, phase, mass=None):
+        """:meth:`frame` of members in several phases."""
+        if len(phase) == 1 or (phase == phase[0]).all():
+            return self.frame(tm, c, ell, u, rad, beta, int(phase[0]), mass)
+        out = [np.empty_like(c), np.empty_like(ell), np.empty_like(u), np.empty_like(rad),
+               np.empty_like(rad)]
+        for p in np.unique(phase):
+            sel = phase == p
+            parts = self.frame(tm[sel], c[sel], ell[sel], u[sel], rad[sel], beta[sel], int(p),
+                               None if mass is None else mass[sel])
+            for o, part in zip(out, parts, strict=True):
+                o[sel] = part
+        return tuple(out)
 
     def _attend(self, theta, rad, beta, tm, phase, draw, mass, normalizers=None):
         """``P_theta A`` (in a reused buffer), and ``a``, ``|A|`` where a law reads
@@ -249,6 +375,45 @@ def _facts(s, log):
     used = s.speed.free_symbols | s.radial.free_symbols
     return (laws, bps, constant or [None] * len(laws), a in used, A_norm in used,
             _temperature(s, log))
+
+
+_TINY = np.finfo(float).tiny
+#: ``epsilon`` below this is not resolved in the cluster's frame (its scale's
+#: square nears float64's underflow; :mod:`symdyn.particles.continuous`)
+FRAME_FLOOR = 1e-280
+
+
+@lru_cache(maxsize=16)
+def _ones_row(n):
+    """(1, n) ones: ``_ones_row(n) @ u`` sums the tokens (one matmul)."""
+    out = np.ones((1, n))
+    out.flags.writeable = False
+    return out
+
+
+def frame_directions(c, ell, u):
+    """``(c_hat, e, u_hat)``: the centre normalized, ``e = e^ell`` and the
+    scaled deviations of the unit directions,
+    :math:`\\hat\\theta_k = (\\hat c + e u_k)/\\sqrt{1 + q_k} = \\hat c + e \\hat u_k`
+    with :math:`q_k = e (2\\langle\\hat c, u_k\\rangle + e|u_k|^2)`:
+    :math:`\\hat u_k = (1 + g) u_k + (g/e) \\hat c`, ``g = 1/sqrt(1 + q) - 1 =
+    -q / (sqrt(1 + q) (1 + sqrt(1 + q)))`` (no cancellation at any scale)."""
+    ch = c / np.sqrt(einsum("md,md->m", c, c))[:, None]
+    e = np.exp(ell)
+    qt = 2 * einsum("mnd,md->mn", u, ch) + e[:, None] * einsum("mnd,mnd->mn", u, u)
+    root = np.sqrt(1 + e[:, None] * qt)
+    den = root * (1 + root)
+    uh = u * (1 - e[:, None] * qt / den)[..., None]
+    uh -= (qt / den)[..., None] * ch[:, None, :]
+    return ch, e, uh
+
+
+def frame_epsilon(e, uh, weight):
+    """:math:`\\epsilon = e^2 \\sum_k m_k |\\hat u_k - \\bar u|^2 / (\\sum_k m_k - 1)` of
+    members in the frame (``weight`` (m, n): the masses), per member."""
+    total = weight.sum(axis=-1)
+    dev = uh - (einsum("mn,mnd->md", weight, uh) / total[:, None])[:, None, :]
+    return e * e * einsum("mn,mnd,mnd->m", weight, dev, dev) / (total - 1)
 
 
 def _full(v, shape):

@@ -256,7 +256,7 @@ class Coalescence:
     """
 
     def __init__(self, M: int, n: int, distance: float, log_norm: bool = False,
-                 threshold: float = 0.999, tol: float | None = None):
+                 threshold: float = 0.999, tol: float | None = None, whole: bool = True):
         self.mass = np.ones((M, n))
         self.rep = np.tile(np.arange(n), (M, 1))
         self.offset = np.zeros((M, n))
@@ -268,6 +268,9 @@ class Coalescence:
         self.threshold = threshold
         self.log_norm = log_norm        # rad holds log r - tau (symdyn.model.log_clock)
         self.merges = 0
+        # False: a group of every live token never merges (a run in the cluster's
+        # frame resolves its collapse: symdyn.particles.continuous), see collapse
+        self.whole = whole
         #: ``pace(m, theta, rad) -> (velocity (n, d), clock scale)`` of member
         #: ``m`` (set by the caller; None: groups of every token wait for the
         #: state's resolution); ``evaluations`` counts its calls
@@ -324,6 +327,8 @@ class Coalescence:
             # a group of every live token leaves epsilon nothing but its own spread:
             # merged (a bound) only when it contracts much faster than the clock
             everything = len(tokens) == np.count_nonzero(self.mass[m])
+            if everything and not self.whole:
+                continue
             rate = self._rate(m, theta, tokens, velocity)
             if diameter > smallest and everything and not self._fast(rate, now, velocity):
                 continue
@@ -403,6 +408,23 @@ class Coalescence:
         rep[members] = head
         flags, _ = bounds(trial[rep][None], offset[None], self.threshold, self.tol)
         return not any(f[0] for f in flags.values())
+
+    def collapse(self, m, distance, rad):
+        """Merge every live token of member ``m`` into its first (a frame
+        whose spread fell below what it resolves): ``distance`` (n,) of each
+        token from the group's centre of mass adds to the offsets of the
+        tokens it carries (kept from then on); ``rad`` changed in place.
+        Returns the head."""
+        live = np.flatnonzero(self.mass[m] > 0)
+        head, weight = live[0], self.mass[m, live]
+        self.offset[m] += distance[self.rep[m]]
+        rad[head] = weight @ rad[live] / weight.sum()
+        self.mass[m, head] = weight.sum()
+        self.mass[m, live[1:]] = 0.0
+        self.rep[m] = head
+        self._anchor(m, np.ones(len(self.rep[m]), dtype=bool), 0.0, None)
+        self.merges += len(live) - 1
+        return head
 
     def live_dims(self, members, per_token):
         """Components that still move: ``per_token`` for each live token."""

@@ -23,6 +23,7 @@ from ..model.display import simulation_rows, summary_html, summary_text
 from ..ode import outputs
 from . import merging
 from .clusters import ClusterViews, graph_labels
+from .field import FRAME_FLOOR
 
 
 @dataclass(frozen=True, repr=False)
@@ -62,8 +63,19 @@ class Simulation(ClusterViews, Archived):
         distance relative (all ``False`` without merging).
     spread : ndarray batch + (K,)
         The most ``epsilon`` can lack through merged tokens,
-        ``(offset**2).sum(-2) / (n - 1)``: where ``bound["epsilon"]`` is set,
-        the true value is at most ``epsilon + spread``.
+        ``(offset**2).sum(-2) / (n - 1)``, or ``floor`` where ``epsilon`` lies
+        below it otherwise: where ``bound["epsilon"]`` is set, the true value
+        is at most ``epsilon + spread``.
+    floor : ndarray batch + (K,)
+        The least ``epsilon`` the run resolves: below it the value is
+        rounding or integration noise, flagged in ``bound["epsilon"]`` (the
+        truth at most ``floor``). A continuous run in the cluster's frame
+        (identity weights, no mask, float64: :mod:`symdyn.particles.continuous`)
+        keeps ``epsilon``'s relative precision down to 1e-280; otherwise the
+        directions, stored as unit vectors, resolve it to
+        :math:`(10^3 \\max(\\mathrm{rtol}, \\mathrm{atol}, \\delta_{res}))^2` (layers:
+        :math:`(10^3 \\delta_{res})^2`, :math:`\\delta_{res} = 8\\sqrt d\\,\\varepsilon_{mach}`):
+        1e-14 at the default tolerances.
     offset : ndarray batch + (n, K)
         How far each token's direction lay from the one it reports (its
         group's representative) when it was merged; 0 for a token never merged.
@@ -120,12 +132,14 @@ class Simulation(ClusterViews, Archived):
     energy: np.ndarray | None = None
     provenance: Provenance | None = None
     x0: np.ndarray | None = None
+    floor: np.ndarray | None = None
 
     DIMS = {"t": ("time",), "gamma": ("time",), "epsilon": ("time",),
             "min_cosine": ("time",), "clusters": ("time",), "linked": ("time",),
             "r": ("token", "time"), "speed": ("token", "time"), "X": ("time", "token", "dim"),
             "bound": ("time",), "spread": ("time",), "offset": ("token", "time"),
-            "labels": ("time", "token"), "energy": ("time",), "x0": ("token", "dim")}
+            "labels": ("time", "token"), "energy": ("time",), "x0": ("token", "dim"),
+            "floor": ("time",)}
 
     def _rows(self):
         return [*(self.provenance.summary() if self.provenance else []), *simulation_rows(self)]
@@ -149,6 +163,18 @@ def check_outputs(t, M, n, d, save_x):
     per = 8 * (7 + 4 * n + (n * d if save_x else 0)) + 5
     memory(2 * M * K * per, f"t: {K:,} output times x {M:,} member(s) of {n} tokens "
                             f"(the recorded observables{', save_x' if save_x else ''})")
+
+
+def resolution(d, dtype, rtol=None, atol=None) -> float:
+    """The least ``epsilon`` that directions stored as unit vectors resolve
+    (``Simulation.floor``): the square of 1e3 times the larger of the
+    tolerances (continuous runs, ``rtol``, ``atol``) and of the separation the
+    stored vectors resolve (:func:`~symdyn.particles.merging.resolution`). The
+    integration holds a collapsed configuration at its own noise, ``epsilon``
+    of 1e-23 to 1e-21 at ``rtol = 1e-10``, ``atol = 1e-12``, where the truth
+    is far below (Post-LN, ``n = 8``, ``t = 40 ... 100``)."""
+    noise = max(rtol or 0.0, atol or 0.0, merging.resolution(d, dtype))
+    return (1e3 * noise) ** 2
 
 
 @lru_cache(maxsize=16)
@@ -183,10 +209,14 @@ class Recorder:
         self.offset = np.zeros((M, n, K))
         self.labels = np.full((M, K, n), -1)
         self.energy = np.full((M, K), np.nan)
+        self.floor = np.zeros((M, K))
+        #: epsilon below this is not resolved by directions stored as unit
+        #: vectors (set by the run: :func:`resolution`)
+        self.resolution = 0.0
         self._work = None
 
     def observe(self, field, k, members, tk, theta, rad, beta, draw, where, merged=None,
-                shift=0.0):
+                shift=0.0, frame=None):
         """Record row ``i`` as output ``k[i]`` (or ``k``) of member ``members[i]``
         at time ``tk[i]`` (or ``tk``), every row at once: directions ``theta``
         (m, n, d), ``rad`` (m, n); the speeds are the field's there, one
@@ -198,31 +228,57 @@ class Recorder:
         observables that are only bounds are flagged. A non-finite
         token or speed, or a law the field refused, is an ``ArithmeticError``
         (``where``, a str or a callable giving one, tells the reader what to
-        change).
+        change). ``frame``: ``(scale (m,), deviations (m, n, d), speed (m, n))``
+        of a run in the cluster's frame (:mod:`symdyn.particles.continuous`):
+        ``theta = c + scale * deviations``, and the speeds already computed.
         """
-        tm = np.broadcast_to(np.asarray(tk, dtype=float), (len(members),))
-        field.fault = None
-        mass = None if merged is None else merged.mass[members]
-        # the energy's kernel sums from the field's softmax where it has them
-        Z = np.empty(rad.shape) if field.shares_normalizers else None
-        dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass, Z)
-        speed = row_norms(dth)
-        # sum_ij e^{beta(<x_i, x_j> - 1)} over the original tokens: sum_k m_k Z_k
-        sums = None if Z is None else (Z.sum(axis=-1) if mass is None
-                                       else einsum("mn,mn->m", Z, mass))
+        sums = None
+        if frame is None:
+            tm = np.broadcast_to(np.asarray(tk, dtype=float), (len(members),))
+            field.fault = None
+            mass = None if merged is None else merged.mass[members]
+            # the energy's kernel sums from the field's softmax where it has them
+            Z = np.empty(rad.shape) if field.shares_normalizers else None
+            dth, _ = field.grouped(tm, theta, rad, beta, field.phase_at(tm), draw, mass, Z)
+            speed = row_norms(dth)
+            # sum_ij e^{beta(<x_i, x_j> - 1)} over the original tokens: sum_k m_k Z_k
+            sums = None if Z is None else (Z.sum(axis=-1) if mass is None
+                                           else einsum("mn,mn->m", Z, mass))
+            dev = None
+        else:
+            scale, dev, speed = frame
         if merged is not None:
             theta, rad, speed = merged.expand(members, theta, rad, speed)
+            if dev is not None:
+                (dev,) = merged.expand(members, dev)
         if not (all_finite(theta) and all_finite(speed)):
             raise ArithmeticError("simulate: " + (
                 field.fault or f"non-finite tokens or velocities at "
                                f"{where if isinstance(where, str) else where()}"))
         G, eps = self(k, members, theta, rad + np.asarray(shift)[..., None], speed,
-                      np.reshape(beta, -1), sums)
+                      np.reshape(beta, -1), sums, None if dev is None else (scale, dev))
         if merged is not None:
             flags, self.spread[members, k] = merged.bounds(members, theta, G, eps)
             self.offset[members, :, k] = merged.offset[members]
             for name, flag in flags.items():
                 self.bound[name][members, k] = flag
+        self.resolve(k, members, eps, None if frame is None else FRAME_FLOOR)
+
+    def resolve(self, k, members, eps, floor=None):
+        """Flag ``epsilon`` below the state's resolution ``floor`` (default
+        :attr:`resolution`; a run in the cluster's frame:
+        :data:`~symdyn.particles.field.FRAME_FLOOR`) as a bound: the
+        truth is then at most the floor, and ``spread`` is the floor (a value
+        already a bound of merged tokens keeps their spread)."""
+        floor = self.resolution if floor is None else floor
+        self.floor[members, k] = floor
+        low = eps < floor
+        if low.any():
+            rows, at = members[low], np.broadcast_to(k, members.shape)[low]
+            # a bound of merged tokens keeps its spread (merging.bounds)
+            merged = self.bound["epsilon"][rows, at]
+            self.bound["epsilon"][rows, at] = True
+            self.spread[rows, at] = np.where(merged, self.spread[rows, at], floor)
 
     def _kernel_sums(self, G, b):
         """:math:`\\sum_{ij} e^{\\beta(\\min(G_{ij}, 1) - 1)}` per row: twice the
@@ -241,13 +297,27 @@ class Recorder:
         own = np.exp(b[:, None] * (np.minimum(flat[:, ::n + 1], 1.0) - 1.0))
         return 2.0 * K.sum(axis=-1) + own.sum(axis=-1)
 
-    def __call__(self, k, members, theta, rad, speed, beta=None, sums=None):
+    def __call__(self, k, members, theta, rad, speed, beta=None, sums=None, frame=None):
         """Record the rows (``sums``: the kernel sums of :meth:`_kernel_sums`
-        when the field gave them, :meth:`observe`). Returns the rows' Gram
+        when the field gave them, :meth:`observe`; ``frame``: ``(scale,
+        deviations)`` of a run in the cluster's frame, from which the Gram
+        matrices and ``epsilon`` are computed, :math:`1 - \\langle\\theta_i,
+        \\theta_j\\rangle = e^{2\\ell}|u_i - u_j|^2/2`). Returns the rows' Gram
         matrices (their diagonal set to 1) and ``epsilon``, for the merging
         bounds."""
         m, n = theta.shape[:2]
-        G = theta @ np.swapaxes(theta, -1, -2)
+        if frame is not None:
+            scale, dev = frame
+            cen = dev - _ones(n, dev.dtype) @ dev / n
+            sq = einsum("mnd,mnd->mn", cen, cen)
+            D2 = cen @ np.swapaxes(cen, -1, -2)
+            D2 *= -2.0
+            D2 += sq[:, :, None] + sq[:, None, :]
+            e2 = (scale * scale)[:, None, None]
+            G = 1.0 - np.maximum(D2, 0.0) * e2 / 2
+            frame = e2[:, 0, 0] * sq.sum(axis=-1) / (n - 1)
+        else:
+            G = theta @ np.swapaxes(theta, -1, -2)
         if beta is not None:        # E_beta = sum_ij e^{beta <x_i, x_j>} / (2 beta n^2)
             b = np.broadcast_to(beta, (m,))
             if sums is None:
@@ -255,9 +325,13 @@ class Recorder:
             with np.errstate(over="ignore", divide="ignore"):
                 self.energy[members, k] = sums * np.exp(b) / (2 * b * n * n)
         diagonal = G.reshape(m, n * n)[:, ::n + 1]          # a view of each G's diagonal
-        self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diagonal.sum(-1)) / (n * (n - 1))
-        dev = theta - _ones(n, theta.dtype) @ theta / n      # the mean by one matmul each
-        eps = einsum("mnd,mnd->m", dev, dev) / (n - 1)
+        if frame is None:
+            self.gamma[members, k] = (G.sum(axis=(-1, -2)) - diagonal.sum(-1)) / (n * (n - 1))
+            dev = theta - _ones(n, theta.dtype) @ theta / n      # the mean by one matmul each
+            eps = einsum("mnd,mnd->m", dev, dev) / (n - 1)
+        else:           # 1 - gamma = epsilon exactly for unit vectors
+            eps = frame
+            self.gamma[members, k] = 1.0 - eps
         self.epsilon[members, k] = eps
         diagonal[...] = np.inf
         self.min_cos[members, k] = G.min(axis=(-1, -2))

@@ -64,7 +64,7 @@ from .arguments import (
 )
 from .continuous import continuous
 from .layers import layers as run_layers
-from .result import Recorder, Simulation, check_outputs
+from .result import Recorder, Simulation, check_outputs, resolution
 from .weights import Weights, as_weights, identity
 
 __all__ = ["NONE", "SIMULATE_OPTIONS", "TOLERANCES", "Simulation", "layer_times",
@@ -259,6 +259,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     theta, rad, w, basis = _start(s, *checked_tokens(X, (M, n, d)), w, span, heads,
                                   opt.dtype)
     rec = Recorder(M, n, theta.shape[-1], len(times), opt.threshold, save_x)
+    rec.resolution = resolution(theta.shape[-1], opt.dtype,
+                                *((opt.rtol, opt.atol) if opt.step is None else ()))
     if opt.step is None:
         steps, nfev, msg, merged, stiff_steps = continuous(
             s, w, attention, theta, rad, b, times, opt.rtol, opt.atol, rec, opt.merge,
@@ -283,6 +285,7 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
                       opt.threshold, steps, nfev, msg, merged, clock, stiff_steps,
                       {k: out(v) for k, v in rec.bound.items()}, out(rec.spread),
                       out(rec.offset), labels=out(rec.labels), energy=out(rec.energy),
+                      floor=out(rec.floor),
                       provenance=_provenance(s, laws, X, b, attention, mask, opt, weights, {
                           "rtol": rtol, "atol": atol, "save_x": save_x, "clock": clock,
                           "cluster_threshold": cluster_threshold, "merge": merge,

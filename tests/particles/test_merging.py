@@ -7,6 +7,8 @@ import pytest
 import symdyn as sd
 from symdyn.particles import merging
 from symdyn.particles.attention import attention
+from symdyn.particles.field import Field
+from symdyn.particles.result import Recorder
 
 
 def _weights(d, heads, seed=0):
@@ -189,13 +191,15 @@ def _speed_within(merged, plain, widen):
 
 
 _cache = {}
+_FRAMES = Field.frames
 
 
 def _pair(scheme, X0, beta, t, clock="t", **kw):
     """(merged, by default with the default distance; unmerged) runs, the
     latter cached."""
     merge = kw.pop("merge", None)
-    key = (scheme, X0.tobytes(), beta, tuple(t), clock, tuple(sorted(kw.items())))
+    key = (scheme, X0.tobytes(), beta, tuple(t), clock, tuple(sorted(kw.items())),
+           Field.frames is _FRAMES)        # the cluster's frame, or unit vectors (_old_rule)
     kw.update(beta=beta, t=t, clock=clock, save_x=True)
     if key not in _cache:
         _cache[key] = sd.simulate(scheme, X0, merge=0.0, **kw)
@@ -258,10 +262,14 @@ def test_metastable_clusters_merge_within_their_bounds(scheme):
 
 def _old_rule(monkeypatch, flags):
     """The behaviour issue 24 found: every group within delta merges; with
-    ``flags=False`` nothing is reported as a bound either."""
+    ``flags=False`` nothing is reported as a bound either. (On directions
+    stored as unit vectors, where it was found: in the cluster's frame a group
+    of every token never merges while its collapse is resolved.)"""
+    monkeypatch.setattr(Field, "frames", property(lambda self: False))
     monkeypatch.setattr(merging.Coalescence, "_exact", lambda self, *a: True)
     monkeypatch.setattr(merging.Coalescence, "_fast", lambda self, *a: True)
-    if not flags:
+    if not flags:       # nor the resolution floor (Recorder.resolve)
+        monkeypatch.setattr(Recorder, "resolve", lambda self, *a: None)
         def none(self, members, theta, *known):
             m = len(members)
             return {k: np.zeros(m, dtype=bool) for k in merging.PAIRWISE}, np.zeros(m)
@@ -425,16 +433,17 @@ def _issue_start(batch=2):
     return sd.init.sphere(32, 8, batch=batch, seed=3)
 
 
-def test_the_issue_case_reaches_1e12_in_at_most_8000_evaluations():
-    # counts, deterministic for a given arithmetic: 7,647 measured (7,569 with
-    # outputs only at the ends, the same 1,242 steps); before the offsets
-    # relaxed, 25,651 (nested offsets blocked a pair that had met, the member
-    # stepped with ROS34PW2 for 12,000 time units); before merging was made
-    # exact, 7,541
+def test_the_issue_case_reaches_1e12_in_at_most_8500_evaluations():
+    # counts, deterministic for a given arithmetic: 8,108 measured in the
+    # cluster's frame, which resolves the final collapse down to epsilon =
+    # 1e-280 before its tokens merge (7,647 with unit vectors, merged at the
+    # state's resolution, ~1e-23); before the offsets relaxed, 25,651 (nested
+    # offsets blocked a pair that had met, the member stepped with ROS34PW2
+    # for 12,000 time units); before merging was made exact, 7,541
     X0 = _issue_start()
     run = sd.simulate("post-ln", X0, beta=9.0, t=[0, 1e3, 1e6, 1e9, 1e12])
     ends = sd.simulate("post-ln", X0, beta=9.0, t=[0, 1e12])
-    assert run.nfev <= 8_000 and ends.nfev <= 8_000
+    assert run.nfev <= 8_500 and ends.nfev <= 8_500
     assert run.clusters[:, -1].tolist() == [1, 1] and run.stiff_steps == 0
 
 
