@@ -264,7 +264,9 @@ def _times(p, required=False, t_max=None, points=11, help="number of output time
 
 def _add_simulate(sub) -> None:
     m = _command(sub, "simulate", "simulate the n-particle system: a CSV table of t, gamma, "
-                 "epsilon = 1 - gamma (full relative precision), r (the mean token norm, "
+                 "epsilon = 1 - gamma (relative precision down to the run's floor, which a "
+                 "'# epsilon:' line states; where a value is only a bound, a last column "
+                 "epsilon_bound), r (the mean token norm, "
                  "radial schemes), min_cosine and clusters, the mean over the seeds "
                  "(--per-seed: a row per seed), under '# ' lines of what was run (scheme, "
                  "parameters, seeds); with --plot, a figure")

@@ -50,26 +50,33 @@ def simulation_csv(sim, clock: str = "t", per_seed: bool = False, radial: bool =
     lines (``# ...``) of its provenance and ``seeds`` (one per member).
 
     Columns: ``t`` (``tau`` with ``clock="log"``), ``gamma``, ``epsilon``
-    (:math:`1 - \\gamma` from the deviations, at full relative precision),
-    ``r`` for a radial scheme (the mean token norm; ``log_r`` with the log
+    (:math:`1 - \\gamma` from the deviations, at the run's relative precision
+    down to its resolution, ``Simulation.floor``, which a ``# epsilon:`` line
+    states), ``r`` for a radial scheme (the mean token norm; ``log_r`` with the log
     clock), ``min_cosine`` and ``clusters``; a row per time with the mean over
     the members (``min_cosine`` their least), or with ``per_seed`` a row per
-    member and time, led by its ``seed``."""
+    member and time, led by its ``seed``. Where some ``epsilon`` is only a
+    bound (``Simulation.bound``: below the floor, or merged tokens), a last
+    column ``epsilon_bound`` gives the most the true value can be in the rows
+    that hold one (``epsilon + spread``), and is empty in the others."""
     t, K = sim.t, len(sim.t)
     g, eps = (np.asarray(a, dtype=float).reshape(-1, K) for a in (sim.gamma, sim.epsilon))
+    flagged = np.asarray(sim.bound.get("epsilon", np.zeros(eps.shape)), dtype=bool).reshape(-1, K)
+    most = eps + (0.0 if sim.spread is None else np.asarray(sim.spread).reshape(-1, K))
     cos = np.asarray(sim.min_cosine, dtype=float).reshape(-1, K)
     clusters = np.asarray(sim.clusters).reshape(-1, K)
     r = np.asarray(sim.r, dtype=float).reshape(len(g), -1, K).mean(axis=1)
     seeds = list(range(len(g))) if seeds is None else list(seeds)
     cols = ["t" if clock == "t" else "tau", "gamma", "epsilon"]
     cols += [("r" if clock == "t" else "log_r")] if radial else []
-    cols += ["min_cosine", "clusters"]
+    cols += ["min_cosine", "clusters"] + (["epsilon_bound"] if flagged.any() else [])
     p = sim.provenance
     head = [f"# {k}: {v}" for k, v in (p.summary() if p else [])]
     head.append("# rows: " + (f"one per seed and time (seeds {_seeds(seeds)})" if per_seed
                               else f"the mean over {len(g)} seed{'s' * (len(g) > 1)} "
                                    f"({_seeds(seeds)}) per time"
                                    f"{' (min_cosine: their least)' if len(g) > 1 else ''}"))
+    head.append("# epsilon: " + _resolution(sim.floor, flagged))
 
     def row(k, m):
         pick = slice(None) if m is None else slice(m, m + 1)
@@ -78,11 +85,28 @@ def simulation_csv(sim, clock: str = "t", per_seed: bool = False, radial: bool =
         vals += [cos[pick, k].min()]
         out = [repr(float(v)) for v in vals] + [repr(float(clusters[pick, k].mean()))
                                                 if m is None else str(int(clusters[m, k]))]
+        if flagged.any():
+            some = flagged[pick, k].any()
+            out.append(repr(float(np.where(flagged[pick, k], most[pick, k],
+                                           eps[pick, k]).mean())) if some else "")
         return ([str(seeds[m])] if m is not None else []) + out
     rows = ([row(k, m) for m in range(len(g)) for k in range(K)] if per_seed
             else [row(k, None) for k in range(K)])
     return "\n".join(head + [",".join((["seed"] if per_seed else []) + cols)]
                      + [",".join(x) for x in rows])
+
+
+def _resolution(floor, flagged) -> str:
+    """What the ``epsilon`` column resolves (``Simulation.floor``), and where
+    it is only a bound."""
+    if floor is None:
+        text = "its resolution was not recorded (a result saved before Simulation.floor)"
+    else:
+        text = f"relative precision of the tolerances down to {float(np.max(floor)):.3g}"
+    if flagged.any():
+        text += (f"; {int(flagged.any(axis=0).sum())} of {flagged.shape[1]} times hold "
+                 f"only a bound, the true value at most epsilon_bound")
+    return text
 
 
 def _seeds(seeds) -> str:
