@@ -3,6 +3,13 @@ python-flint: ``pip install 'symdyn[certify]'``). Crossing times of the
 reduced ODE by quadrature forms derived with sympy, or by a validated
 Taylor integrator; certified orderings and region certificates by branch and
 bound. Imports base, model and reduced; python-flint is imported on use.
+
+Failures say what they are: ``ValueError`` for bad input (naming the
+argument), ``NotCertifiable`` (a ``ValueError``) for a law Arb cannot evaluate
+as an analytic function, ``Uncertified`` (an ``ArithmeticError``) when no
+certificate was found within what was allowed (an enclosure wider than
+``rel_width`` at ``max_prec`` bits, a quadrature or a Taylor step that does not
+close): its message names what to raise (``max_prec=``, ``rel_width=``).
 """
 
 from __future__ import annotations

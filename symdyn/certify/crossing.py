@@ -183,9 +183,13 @@ MAX_PREC = 1024
 def _settings(prec, max_prec, rel_width, inputs):
     """``(prec, max_prec, target)`` checked; the target is ``None`` (none) when
     ``rel_width`` is None and an input is an interval (the box sets the width)."""
-    prec = int(prec) if not isinstance(prec, bool) and float(prec).is_integer() else None
+    given = prec
+    try:
+        prec = int(prec) if not isinstance(prec, bool) and float(prec).is_integer() else None
+    except (TypeError, ValueError, OverflowError):
+        prec = None
     if prec is None or not 16 <= prec <= 4096:
-        raise ValueError(f"prec: bits in [16, 4096], got {prec}")
+        raise ValueError(f"prec: bits in [16, 4096], got {given!r}")
     max_prec = prec if max_prec is None and prec > MAX_PREC else \
         MAX_PREC if max_prec is None else max_prec
     if isinstance(max_prec, bool) or not isinstance(max_prec, int) \

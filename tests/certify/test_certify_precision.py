@@ -135,7 +135,7 @@ def test_a_ball_holding_negative_times_is_cut_at_zero(monkeypatch):
 @pytest.mark.parametrize("kw, word", [
     ({"rel_width": 0}, "rel_width"), ({"rel_width": 2}, "rel_width"),
     ({"rel_width": "x"}, "rel_width"), ({"max_prec": 64}, "max_prec"),
-    ({"max_prec": 8192}, "max_prec"), ({"prec": 10**6}, "prec"),
+    ({"max_prec": 8192}, "max_prec"), ({"prec": 10**6}, "prec"), ({"prec": "x"}, "prec"),
 ])
 def test_bad_precision_settings_name_the_argument(kw, word):
     with pytest.raises(ValueError, match=word):
