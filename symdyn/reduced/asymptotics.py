@@ -138,6 +138,10 @@ class Terminal:
         return formula_table("terminal law", rows)
 
 
+#: sympy's ODE methods that give no closed form (or only search for one)
+NO_CLOSED_FORM = ("1st_power_series", "lie_group")
+
+
 def _radius(rho, r_start):
     """Solve dr/dt = rho(r, t), r(0) = r_start."""
     if rho == 0:
@@ -145,9 +149,17 @@ def _radius(rho, r_start):
     if not rho.has(r):
         return sp.simplify(r_start + sp.integrate(rho.subs(t, _s), (_s, 0, t)))
     f = sp.Function("f")
+    ode = sp.Eq(f(t).diff(t), rho.subs(r, f(t)))
+    # Refused by construction, not by the budget: an ODE whose only methods are
+    # a power series (no closed form) or Lie-group heuristics (which search for
+    # minutes and then fail) has no closed-form radius here.
+    hints = sp.classify_ode(ode, f(t))
+    if not [h for h in hints if h.removesuffix("_Integral") not in NO_CLOSED_FORM]:
+        raise ValueError(f"scheme: cannot solve the radial law dr/dt = {rho} (no "
+                         f"closed-form method applies; sympy's: "
+                         f"{', '.join(hints) or 'none'})")
     try:
-        sol = sp.dsolve(sp.Eq(f(t).diff(t), rho.subs(r, f(t))), f(t),
-                        ics={f(0): r_start})
+        sol = sp.dsolve(ode, f(t), ics={f(0): r_start})
     except (NotImplementedError, ValueError) as exc:   # sympy: no method for this ODE
         raise ValueError(f"scheme: cannot solve the radial law dr/dt = {rho} "
                          f"({exc})") from None
