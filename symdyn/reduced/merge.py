@@ -54,11 +54,15 @@ def autonomous(scheme: SchemeLike, attention: str = "softmax") -> bool:
     return len(red.variables) == 1 and not red.rates[0].has(t)
 
 
-@complete_cache(maxsize=64)
 def merge_integrand(scheme: SchemeLike, attention: str = "softmax") -> sp.Expr:
     """:math:`dT/d\\theta = \\sin\\theta / \\dot\\rho(\\cos\\theta)` in ``theta``,
     ``beta``, ``n``, ``m`` (autonomous schemes, see :func:`autonomous`)."""
-    s = get_scheme(scheme)
+    check_attention(attention)
+    return _integrand(get_scheme(scheme), attention)
+
+
+@complete_cache(maxsize=64)
+def _integrand(s, attention):
     if not autonomous(s, attention):
         raise ValueError(f"scheme: the two-cluster law of {s.name} depends on t or on the "
                          f"radii; merge_time integrates its ODE instead")
@@ -104,7 +108,12 @@ def merge_time(scheme: SchemeLike, beta: float, theta0: float, n: float, m: floa
     values = {BETA: b, globals()["n"]: nn, globals()["m"]: mm}
     with time_limit(f"merge law of {s.name}"):
         if autonomous(s, attention):
-            f = lambdify(theta, merge_integrand(s, attention).subs(values), "integrand")
+            integrand = merge_integrand(s, attention).subs(values)
+            loose = integrand.free_symbols - {theta}
+            if loose:
+                raise ValueError(f"scheme: give numbers for {', '.join(sorted(map(str, loose)))} "
+                                 f"(scheme.bind(...))")
+            f = lambdify(theta, integrand, "integrand")
             return float(quad(f, thc, th0, limit=400, epsabs=0, epsrel=1e-13)[0])
         red = _reduction(s, attention)
     start = {"rho": float(np.cos(th0))}
@@ -131,24 +140,39 @@ def merge_time(scheme: SchemeLike, beta: float, theta0: float, n: float, m: floa
     return float("inf")
 
 
-@complete_cache(maxsize=64)
 def merge_asymptotics(scheme: SchemeLike, attention: str = "softmax") -> sp.Expr:
     """The leading large-beta merge time
     :math:`g(\\varepsilon_0)\\,e^{p\\beta\\varepsilon_0}/(p\\beta)` in ``epsilon``
-    (:math:`1 - \\cos\\theta_0`), ``beta``, ``n``, ``m`` (autonomous schemes;
-    Post-LN at ``m = n/2``: :math:`e^{\\beta\\varepsilon_0}/(2\\beta\\varepsilon_0
-    (2 - \\varepsilon_0))`, checked in the tests). A ``ValueError`` when sympy's
-    limits do not decide within the derivation budget."""
+    (:math:`1 - \\cos\\theta_0`), ``beta``, ``n``, ``m`` (autonomous schemes,
+    softmax attention).
+
+    Derivation: in :math:`1/\\dot\\rho` put :math:`\\rho = 1 - \\varepsilon`,
+    :math:`e^{\\beta} = E`, :math:`e^{\\beta\\rho} = E x` with
+    :math:`x = e^{-\\beta\\varepsilon} \\to 0`; the softmax weights are
+    homogeneous, so ``E`` cancels, and the leading term in ``x`` is
+    :math:`g(\\varepsilon)\\,x^{-p}` (sympy's ``as_leading_term``; the masses
+    as ``m`` and ``m_B = n - m``, both positive). Post-LN at ``m = n/2``:
+    :math:`e^{\\beta\\varepsilon_0}/(2\\beta\\varepsilon_0(2 - \\varepsilon_0))`.
+    A ``ValueError`` when the law is not of this form."""
     s = get_scheme(scheme)
+    if attention != "softmax":
+        raise ValueError(f"attention: the large-beta law is derived for 'softmax', "
+                         f"got {attention!r}")
     merge_integrand(s, attention)           # refuses the non-autonomous laws
-    rate = _reduction(s, attention).rate("rho").subs(rho, 1 - epsilon)
-    # the masses as fractions: m = mu n, with 0 < mu < 1
-    mu = sp.Symbol("mu", positive=True)
-    inverse = sp.simplify(1 / rate.subs(m, mu * n))
+    return _asymptotics(s, attention)
+
+
+@complete_cache(maxsize=64)
+def _asymptotics(s, attention):
+    x, E = sp.Symbol("x", positive=True), sp.Symbol("E", positive=True)
+    m_B = sp.Symbol("m_B", positive=True)
     with time_limit(f"merge asymptotics of {s.name}"):
-        p = sp.limit(sp.expand_log(sp.log(inverse), force=True) / (BETA * epsilon), BETA, sp.oo)
-        if not (p.is_positive and p.is_number):
-            raise ValueError(f"scheme: the merge time of {s.name} does not grow as "
-                             f"exp(p beta epsilon) with p > 0 (p = {p})")
-        g = sp.limit(sp.simplify(inverse * sp.exp(-p * BETA * epsilon)), BETA, sp.oo)
-    return sp.simplify(g * sp.exp(p * BETA * epsilon) / (p * BETA)).subs(mu, m / n)
+        rate = _reduction(s, attention).rate("rho").subs(n, m + m_B)
+        inverse = 1 / rate.subs({sp.exp(BETA * rho): E * x, sp.exp(BETA): E})
+        inverse = sp.powsimp(sp.powdenest(inverse.subs(rho, 1 - epsilon), force=True))
+        g, power = inverse.as_leading_term(x).as_coeff_exponent(x)
+        g, p = sp.factor(g), -power
+    if g.has(E, x, BETA, t) or not (p.is_number and p.is_positive):
+        raise ValueError(f"scheme: the merge time of {s.name} is not of the form "
+                         f"g(epsilon) exp(p beta epsilon) with p > 0 (p = {p}, g = {g})")
+    return (g * sp.exp(p * BETA * epsilon) / (p * BETA)).subs(m_B, n - m)

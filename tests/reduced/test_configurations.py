@@ -172,23 +172,37 @@ def test_merge_times_of_clock_changes():
     assert abs(root / post - 1) > 0.1          # control: the clocks differ
 
 
-def test_post_ln_large_beta_merge_law():
+def test_post_ln_large_beta_merge_law_at_equal_masses():
     from symdyn.reduced.configurations import m as m_sym
-    from symdyn.reduced.merge import epsilon, merge_asymptotics, merge_time
+    from symdyn.reduced.merge import epsilon, merge_asymptotics
     law = merge_asymptotics("post-ln")
     b = sd.symbols.beta
-    # at equal masses, Laplace's endpoint law e^{beta (1 - cos)} / (2 beta sin^2)
+    # Laplace's endpoint law of metastability.two_cluster_merge_time's integral,
+    # e^{beta (1 - cos)} / (2 beta sin^2), as log T = beta (1 - cos) - log beta + O(1)
     equal = law.subs(m_sym, sd.symbols.n / 2)
     assert sp.simplify(equal - sp.exp(b * epsilon) / (2 * b * epsilon * (2 - epsilon))) == 0
+    # control: at masses 1 and 3 the prefactor differs
+    assert sp.simplify(law.subs(m_sym, sd.symbols.n / 4) - equal) != 0
+
+
+@pytest.mark.parametrize("name", ["post-ln", "ngpt", "deepnorm"])
+def test_large_beta_merge_law_against_the_merge_time(name):
+    from symdyn.reduced.configurations import m as m_sym
+    from symdyn.reduced.merge import epsilon, merge_asymptotics, merge_time
+    law = merge_asymptotics(name)
+    b = sd.symbols.beta
     theta0 = 1.2
+
+    def asymptotic(n, m):
+        return sp.lambdify(b, law.subs({epsilon: 1 - sp.cos(theta0), sd.symbols.n: n,
+                                        m_sym: m}))
     for n, m in [(8, 4), (6, 2)]:
-        f = sp.lambdify(b, law.subs({epsilon: 1 - sp.cos(theta0), sd.symbols.n: n, m_sym: m}))
-        gap = [abs(merge_time("post-ln", x, theta0, n=n, m=m) / f(x) - 1) for x in (20, 40, 80)]
+        f = asymptotic(n, m)
+        gap = [abs(merge_time(name, x, theta0, n=n, m=m) / f(x) - 1) for x in (20, 40, 80)]
         assert gap[0] > gap[1] > gap[2] and gap[2] < 0.02       # ~ 1/beta
         assert abs(gap[1] / gap[2] - 2) < 0.2          # halves as beta doubles
     # control: the law of other masses misses by a constant factor
-    f = sp.lambdify(b, law.subs({epsilon: 1 - sp.cos(theta0), sd.symbols.n: 6, m_sym: 1}))
-    assert abs(merge_time("post-ln", 80, theta0, n=6, m=2) / f(80) - 1) > 0.2
+    assert abs(merge_time(name, 80, theta0, n=6, m=2) / asymptotic(6, 1)(80) - 1) > 0.2
 
 
 def test_merge_time_bad_input():
@@ -201,3 +215,5 @@ def test_merge_time_bad_input():
         merge_time("post-ln", 1.0, 1.0, n=4, level=1.0)
     with pytest.raises(ValueError, match="scheme"):
         merge_asymptotics("pre-ln")
+    with pytest.raises(ValueError, match="attention"):
+        merge_asymptotics("post-ln", attention="unnormalized")
