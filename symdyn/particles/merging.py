@@ -141,6 +141,15 @@ no stiff method, hovers until the end: 5,180 evaluations instead of 1,198
 for ``n = 6`` to ``t = 5e3``). Merging reports the truth as a bound:
 ``epsilon`` at most ``spread``.
 
+**In the cluster's frame.** A continuous run that integrates each member
+in its own frame (:mod:`symdyn.particles.continuous`: the deviations from a
+centre at their own scale) resolves a collapse to ``epsilon = 1e-280``, so
+there (``Coalescence(whole=False)``) a group of every live token never
+merges by the two rules above; the tokens are read as directions for the
+other merges only while ``sqrt(epsilon) >= 1e-3``, and all tokens of a member
+whose ``epsilon`` fell below 1e-280 become one (:meth:`Coalescence.collapse`,
+offsets from the frame's deviations; the values bounds).
+
 **Bounds in the result.** At every output the same intervals are computed
 on the recorded (merged) state, and ``Simulation.bound[name]`` is ``True``
 where a value is not exact; the value reported is the merged state's, and

@@ -37,7 +37,8 @@ class Simulation(ClusterViews, Archived):
         Mean over pairs ``i != j`` of :math:`\\langle\\theta_i, \\theta_j\\rangle`.
     epsilon : ndarray batch + (K,)
         :math:`1 - \\gamma = \\sum_k |\\theta_k - \\bar\\theta|^2/(n-1)`, computed
-        from the deviations, so it keeps its relative precision near a cluster.
+        from the deviations, so it keeps its relative precision near a cluster
+        down to ``floor`` (flagged in ``bound["epsilon"]`` below it).
     min_cosine : ndarray batch + (K,)
         Smallest pairwise cosine.
     clusters : ndarray batch + (K,)

@@ -152,7 +152,10 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     rtol, atol : float, optional
         Relative and absolute tolerances per step, in ``(0, 1)``; default
         ``1e-10, 1e-12`` (float64), ``1e-5, 1e-6`` (float32, where rtol must
-        be at least ``1e-6``).
+        be at least ``1e-6``). With identity weights (float64, no mask) each
+        member is integrated in its cluster's frame and ``epsilon`` keeps this
+        relative precision down to 1e-280; otherwise it is resolved down to
+        ``Simulation.floor`` (1e-14 at the defaults) and flagged below.
     save_x : bool
         Also return the tokens at the output times.
     cluster_threshold : float
@@ -169,7 +172,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         whole at the pace of ``t``, as Pre-LN does), or where all tokens left
         are closer than the state resolves (a few roundings) or contract at
         least 1e3 times faster than the clock (Post-LN after its last clusters
-        met); a value is then only a bound, and ``Simulation.bound`` says so.
+        met; in the cluster's frame, identity weights: once ``epsilon`` fell
+        below 1e-280); a value is then only a bound, and ``Simulation.bound``
+        says so.
     clock : {"t", "log"}
         ``"log"`` (continuous dynamics of the radial schemes, tied weights):
         integrate in :math:`\\tau = \\log(1 + t)` with :math:`\\log r - \\tau`

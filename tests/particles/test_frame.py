@@ -30,7 +30,8 @@ def resolved(sim, exact, rel=1e-6):
     """Every unflagged epsilon within ``rel`` of the truth, and every flagged
     one a bound that holds it (``0 <= truth <= epsilon + spread``)."""
     flagged = sim.bound["epsilon"]
-    good = np.abs(sim.epsilon / exact - 1) <= rel
+    with np.errstate(invalid="ignore", divide="ignore"):    # a truth that underflowed
+        good = np.abs(sim.epsilon / exact - 1) <= rel
     held = exact <= sim.epsilon + sim.spread
     return bool(np.all(np.where(flagged, held, good)))
 
@@ -148,3 +149,24 @@ def test_random_starts_agree_with_stored_unit_vectors_while_they_resolve():
     nudged[:, 0, 0] += 1e-6
     other = sd.simulate("post-ln", nudged, beta=2.0, t=t)
     assert np.abs(other.epsilon / plain.epsilon - 1).max() > 1e-8
+
+
+def test_the_table_states_what_epsilon_resolves():
+    from symdyn.output.formatting import simulation_csv
+
+    def table(sim):
+        lines = simulation_csv(sim).splitlines()
+        notes = dict(x[2:].split(": ", 1) for x in lines if x.startswith("# "))
+        rows = [x.split(",") for x in lines if not x.startswith("#")]
+        return notes, rows[0], rows[1:]
+
+    t = [0.0, 10.0, 100.0]
+    notes, head, rows = table(sd.simulate("post-ln", X0, beta=1.0, t=t))
+    assert notes["epsilon"].endswith("down to 1e-280") and head[-1] == "clusters"
+    assert float(rows[-1][2]) == pytest.approx(float(truth("post-ln", t)[-1]), rel=1e-6)
+    # unit vectors: the last value is noise, its row bounds it; the resolved row is empty
+    sim = sd.simulate("post-ln", X0, beta=1.0, t=t, weights=GENERAL)
+    notes, head, rows = table(sim)
+    assert "down to 1e-14" in notes["epsilon"] and "1 of 3 times" in notes["epsilon"]
+    assert head[-1] == "epsilon_bound" and rows[1][-1] == "" and rows[0][-1] == ""
+    assert float(rows[-1][-1]) >= 1e-14 > float(truth("post-ln", t)[-1])
