@@ -22,6 +22,10 @@ Configurations (:func:`configuration`):
 * ``"two-clusters"``: clusters ``A`` (``m`` tokens at :math:`\theta_A`) and
   ``B`` (``n - m`` at :math:`\theta_B`), :math:`\rho = \langle\theta_A,
   \theta_B\rangle`; variables ``rho`` and, off the sphere, ``r_A``, ``r_B``.
+* ``"clusters"``: point clusters of given masses ``(m_1, ..., m_k)``
+  (``n = sum m_i``) in general position, the cosines ``c_ij`` of their
+  centres (and radii ``r_i``) as variables: the Gram matrix of the centres
+  closes the field in any dimension.
 * ``"simplex"``: ``k`` clusters of ``n/k`` tokens each at the vertices of an
   equiangular set, common cosine ``gamma``; variables ``gamma`` (and ``r``).
   With ``k = n`` (``"equiangular"``) this is :func:`sd.reduce
@@ -57,7 +61,12 @@ r_B = sp.Symbol("r_B", positive=True)
 m = sp.Symbol("m", positive=True)
 k = sp.Symbol("k", positive=True)
 
-NAMES = ("two-clusters", "simplex", "equiangular")
+NAMES = ("two-clusters", "simplex", "equiangular", "clusters")
+
+
+def cosine(i: int, j: int) -> sp.Symbol:
+    """``c_ij``: the cosine of the centres of clusters ``i < j`` (``"clusters"``)."""
+    return sp.Symbol(f"c_{i}{j}", real=True)
 
 
 @dataclass(frozen=True)
@@ -227,6 +236,9 @@ def _reduce(config: Configuration, s: Scheme, attention: str, beta) -> Configura
                 seen.add(sym)
                 variables.append(sym)
                 rates.append(law[c][1])
+    if config.name == "clusters":      # n is the sum of the masses
+        total = sp.Add(*(size for _, size in config.size))
+        rates = [e.subs(n, total) for e in rates]
     return ConfigurationReduction(config, s, attention, tuple(variables), tuple(rates), beta)
 
 
@@ -235,7 +247,8 @@ def _size(x, name, low):
     return integer(x, name, low) if x is not None else None
 
 
-def configuration(name: str, m: int | None = None, k: int | None = None) -> Configuration:
+def configuration(name: str, m: int | None = None, k: int | None = None,
+                  masses=None) -> Configuration:
     """A symmetric configuration by name.
 
     Parameters
@@ -247,6 +260,9 @@ def configuration(name: str, m: int | None = None, k: int | None = None) -> Conf
     k : int, optional
         ``"simplex"``: the number of clusters (``>= 2``), each of ``n/k``
         tokens; the symbol ``k`` if omitted.
+    masses : sequence of int
+        ``"clusters"``: the cluster sizes (at least 2 clusters, each ``>= 1``);
+        ``n`` is their sum.
 
     Examples
     --------
@@ -261,6 +277,10 @@ def configuration(name: str, m: int | None = None, k: int | None = None) -> Conf
         raise ValueError(f"m: only the two-clusters configuration has a cluster size, not {name}")
     if name != "simplex" and k is not None:
         raise ValueError(f"k: only the simplex configuration has a number of clusters, not {name}")
+    if name != "clusters" and masses is not None:
+        raise ValueError(f"masses: only the clusters configuration takes masses, not {name}")
+    if name == "clusters":
+        return _clusters(masses)
     if name == "two-clusters":
         mA = sp.Integer(_size(m, "m", 1)) if m is not None else globals()["m"]
         mB = n - mA
@@ -278,3 +298,23 @@ def configuration(name: str, m: int | None = None, k: int | None = None) -> Conf
             ("1", "rest", rest * M**2 * gamma), ("2", "rest", rest * M**2 * gamma),
             ("rest", "rest", rest * M**2 + rest * (rest - 1) * M**2 * gamma))
     return Configuration(name, size, gram, ((gamma, "1", "2"),), ((r, "1"), (r, "2")))
+
+
+def _clusters(masses) -> Configuration:
+    if masses is None or isinstance(masses, (str, bytes)) or not hasattr(masses, "__len__") \
+            or len(masses) < 2:
+        raise ValueError(f"masses: a sequence of at least 2 cluster sizes (integers >= 1), "
+                         f"got {shown(masses)}")
+    sizes = [x if isinstance(x, sp.Expr) else sp.Integer(integer(x, "masses", 1))
+             for x in masses]         # expressions (n/3) for derivations
+    names = [str(i + 1) for i in range(len(sizes))]
+    gram, cosines = [], []
+    for i, (c, mc) in enumerate(zip(names, sizes, strict=True)):
+        gram.append((c, c, mc**2))
+        for j in range(i + 1, len(sizes)):
+            sym = cosine(i + 1, j + 1)
+            gram.append((c, names[j], mc * sizes[j] * sym))
+            cosines.append((sym, c, names[j]))
+    radii = tuple((sp.Symbol(f"r_{c}", positive=True), c) for c in names)
+    return Configuration("clusters", tuple(zip(names, sizes, strict=True)), tuple(gram),
+                         tuple(cosines), radii)

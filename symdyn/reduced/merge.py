@@ -19,6 +19,12 @@ For large :math:`\beta` (:func:`merge_asymptotics`, autonomous laws), with
 :math:`g = \lim e^{-p\beta\varepsilon}/\dot\rho`), and Laplace's method at the
 far end gives :math:`T \sim g(\varepsilon_0)\,e^{p\beta\varepsilon_0}/(p\beta)`.
 
+Three equal clusters equally spaced on a great circle sit on a saddle
+(:func:`saddle_rate`): the Jacobian of the derived ODE of their cosines
+(configuration ``"clusters"``, masses ``n/3``) at :math:`c_{ij} = -1/2` has
+the eigenvector :math:`(1, -1, 0)` (a perturbation within the plane), whose
+eigenvalue is the rate at which the saddle is left.
+
 Layer 2, reduced.
 """
 
@@ -34,7 +40,7 @@ from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.symbols import beta as BETA
 from ..model.symbols import n, t
-from .configurations import configuration, m, rho
+from .configurations import configuration, cosine, m, rho
 
 #: The default merge level: the clusters' cosine (the simulator's cluster threshold).
 LEVEL = 0.999
@@ -176,3 +182,33 @@ def _asymptotics(s, attention):
         raise ValueError(f"scheme: the merge time of {s.name} is not of the form "
                          f"g(epsilon) exp(p beta epsilon) with p > 0 (p = {p}, g = {g})")
     return (g * sp.exp(p * BETA * epsilon) / (p * BETA)).subs(m_B, n - m)
+
+
+def saddle_rate(scheme: SchemeLike, attention: str = "softmax") -> sp.Expr:
+    """The unstable rate of three equal clusters equally spaced on a great circle,
+    in ``beta`` (and ``n``, ``t`` where the law has them), for a scheme on the
+    sphere: :math:`\\lambda = J_{11} - J_{12}`, the eigenvalue of the Jacobian
+    of :math:`(\\dot c_{12}, \\dot c_{13}, \\dot c_{23})` at
+    :math:`c_{ij} = -1/2` on :math:`(1, -1, 0)` (checked to be an eigenvector)."""
+    s = get_scheme(scheme)
+    check_attention(attention)
+    if not s.on_sphere:
+        raise ValueError(f"scheme: the saddle of {s.name} moves with the radii; a scheme on "
+                         f"the sphere is needed")
+    return _saddle(s, attention)
+
+
+@complete_cache(maxsize=64)
+def _saddle(s, attention):
+    third = n / 3
+    config = configuration("clusters", masses=(third, third, third))
+    with time_limit(f"saddle rate of {s.name}"):
+        red = config.reduce(s, attention)
+        cs = [cosine(1, 2), cosine(1, 3), cosine(2, 3)]
+        at = dict.fromkeys(cs, sp.Rational(-1, 2))
+        J = sp.Matrix(red.rates).jacobian(cs).subs(at)
+        v = sp.Matrix([1, -1, 0])
+        rate = sp.simplify(J[0, 0] - J[0, 1])
+        if sp.simplify(J * v - rate * v) != sp.zeros(3, 1):
+            raise ArithmeticError(f"saddle_rate: (1, -1, 0) is not an eigenvector for {s.name}")
+    return rate

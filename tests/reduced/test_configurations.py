@@ -5,6 +5,7 @@ reduction as the simplex with one token per vertex."""
 import numpy as np
 import pytest
 import sympy as sp
+from direct import field
 
 import symdyn as sd
 from symdyn.model.symbols import n as n_sym
@@ -217,3 +218,61 @@ def test_merge_time_bad_input():
         merge_asymptotics("pre-ln")
     with pytest.raises(ValueError, match="attention"):
         merge_asymptotics("post-ln", attention="unnormalized")
+
+
+@pytest.mark.parametrize("name", ["post-ln", "pre-ln", "ngpt", "mix-ln", "custom"])
+def test_clusters_of_given_masses_follow_the_simulator(name):
+    s = CUSTOM if name == "custom" else sd.scheme(name)
+    masses, beta = (1, 2, 3), 1.7
+    C = np.random.default_rng(0).normal(size=(3, 3))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    radii = np.ones(3) if s.starts_on_sphere else np.array([1.2, 0.9, 1.1])
+    sim = sd.simulate(s, np.repeat(C * radii[:, None], masses, axis=0), beta=beta, t=TIMES,
+                      merge=0.0, rtol=1e-12, atol=1e-14, save_x=True)
+    first = [0, 1, 3]                                 # a token of each cluster
+    measured = np.stack([_cosines(sim, first[i], first[j])
+                         for i, j in [(0, 1), (0, 2), (1, 2)]], 1)
+    G = C @ C.T
+    start = {"c_12": G[0, 1], "c_13": G[0, 2], "c_23": G[1, 2]}
+    if not s.on_sphere:
+        start.update({f"r_{i + 1}": radii[i] for i in range(3)})
+    y = configuration("clusters", masses=masses).reduce(s).solve(TIMES, start, beta=beta)
+    assert np.abs(y[:, :3] - measured).max() < 1e-8
+    # control: the masses in reverse order
+    wrong = configuration("clusters", masses=masses[::-1]).reduce(s).solve(TIMES, start,
+                                                                          beta=beta)
+    assert np.abs(wrong[:, :3] - measured).max() > 1e-4
+
+
+def test_three_cluster_saddle_rate_of_post_ln_is_the_hand_typed_formula():
+    from symdyn.reduced.merge import saddle_rate
+    from symdyn.studies.metastability import three_cluster_rate
+    lam = sp.lambdify(sd.symbols.beta, saddle_rate("post-ln"))
+    for beta in (0.5, 2.0, 8.0, 20.0):
+        assert abs(lam(beta) / three_cluster_rate(beta) - 1) < 1e-10
+    # control: the formula at a beta off by 1% misses
+    assert abs(lam(2.0) / three_cluster_rate(2.02) - 1) > 1e-3
+
+
+@pytest.mark.parametrize("name", ["post-ln", "ngpt", "sqrt-scaling"])
+def test_saddle_rate_against_the_direct_field(name):
+    # d c_12/dt of the n-token field (numpy, tests/direct.py) at the in-plane
+    # perturbation phi_2 = 2 pi/3 + delta, divided by c_12 + 1/2, is the rate
+    from symdyn.reduced.merge import saddle_rate
+    s, beta, time, per = sd.scheme(name), 1.3, 0.5, 2
+    lam = float(saddle_rate(name).subs({sd.symbols.beta: beta, sd.symbols.t: time,
+                                        sd.symbols.n: 3 * per}))
+
+    def c12_rate(delta):
+        phi = np.array([0, 2 * np.pi / 3 + delta, 4 * np.pi / 3])
+        theta = np.repeat(np.stack([np.cos(phi), np.sin(phi), 0 * phi], 1), per, axis=0)
+        v, _ = field(s, theta, np.ones(3 * per), time, beta)
+        return v[0] @ theta[per] + theta[0] @ v[per], theta[0] @ theta[per] + 0.5
+    (up, cu), (down, cd) = c12_rate(1e-5), c12_rate(-1e-5)
+    measured = (up - down) / (cu - cd)
+    assert abs(measured / lam - 1) < 1e-6
+    assert lam > 0
+    # control: the rate at another beta misses
+    other = float(saddle_rate(name).subs({sd.symbols.beta: beta + 0.5, sd.symbols.t: time,
+                                          sd.symbols.n: 3 * per}))
+    assert abs(measured / other - 1) > 1e-2
