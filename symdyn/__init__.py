@@ -39,6 +39,7 @@ from .reduced.configurations import configuration
 from .reduced.equiangular import Reduction, reduce
 from .reduced.forward_sensitivity import Sensitivity, sensitivity
 from .reduced.initial import LeadingOrder, initial_token_speed, initial_velocity, leading_order
+from .reduced.merge import merge_time
 from .reduced.solve_crossing import crossing_time
 from .reduced.solve_result import Trajectory
 from .reduced.solver import solve
@@ -58,7 +59,7 @@ __all__ = [
     "MeanField", "ZonalMeanField", "critical_kappa", "growth_rate", "kuramoto_order",
     "mean_field", "mean_field_rates", "mean_field_zonal",
     "cluster_labels", "energy", "renyi_centres", "load", "rerun", "locate_events",
-    "crossing_time", "compare", "configuration",
+    "crossing_time", "compare", "configuration", "merge_time",
 ]
 
 

@@ -87,7 +87,9 @@ def two_cluster_merge_time(beta: float, theta0: float, threshold: float = cluste
     """Time for two equal point clusters at angle ``theta0`` (Post-LN, softmax,
     any dimension: they stay on their great circle) to come within
     ``arccos(threshold)``: :math:`T = \\int_{\\theta_c}^{\\theta_0}
-    \\frac{1 + e^{\\beta(1-\\cos\\theta)}}{2\\sin\\theta}\\,d\\theta`."""
+    \\frac{1 + e^{\\beta(1-\\cos\\theta)}}{2\\sin\\theta}\\,d\\theta`: the equal-mass
+    Post-LN case of :func:`sd.merge_time <symdyn.reduced.merge.merge_time>`, derived per
+    scheme and masses (tests/reduced/test_configurations.py checks that they agree)."""
     b = number(beta, "beta", 0)
     th0 = number(theta0, "theta0", 0, np.pi, high_open=True)
     tc = float(np.arccos(number(threshold, "threshold", -1, 1)))
