@@ -5,7 +5,9 @@ Three promises, each checked with a payload corpus and hypothesis:
 * text is data: no payload runs (a sentinel file is never created);
 * every wrong input is one ``ValueError`` (API) or one stderr line with exit
   status 2 (CLI), never another exception type or a traceback;
-* the size limits answer within seconds of CPU time (never the wall clock).
+* the size limits answer within seconds of CPU time (never the wall clock);
+* a saved file of any result type, mutated or cut, is refused with a
+  ValueError naming it or loads as the same result (never as another one).
 """
 
 from __future__ import annotations
@@ -290,3 +292,73 @@ def test_numpy_scalars_are_accepted():
     sim = sd.simulate("post-ln", X0, beta=np.float32(1.0), t=[1.0],
                       cluster_threshold=np.float32(0.9))
     assert np.isfinite(sim.gamma).all()
+
+
+# --- saved files: mutated or cut, each a clear ValueError or the same result --------
+
+def _honest_files():
+    """kind -> (result, bytes of its saved file), made once (every result type)."""
+    import tempfile
+    from pathlib import Path
+
+    from test_load_safety import MAKERS, saved
+
+    if not _FILES:
+        with tempfile.TemporaryDirectory() as folder:
+            for kind in sorted(MAKERS):
+                r, path = saved(kind, Path(folder))
+                _FILES[kind] = (r, path.read_bytes())
+    return _FILES
+
+
+_FILES: dict = {}
+_KINDS = ("Fit", "LayerTrace", "MeanField", "Simulation", "SweepTable", "Trajectory",
+          "ZonalMeanField")
+
+
+def _load_or_refuse(kind, data):
+    """Load ``data`` as a file: the same result as the honest one, or a ValueError
+    naming the file (anything else fails the test)."""
+    import tempfile
+    from pathlib import Path
+
+    from test_load_safety import same
+
+    r, honest = _honest_files()[kind]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{kind}.nc"
+        path.write_bytes(data)
+        try:
+            back = sd.load(path)
+        except ValueError as exc:
+            assert str(path) in str(exc), exc
+            assert data != honest                  # an honest file is never refused
+            return "refused"
+    assert same(back, r), "a changed file loaded as another result"
+    return "same"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(_KINDS), where=st.lists(st.floats(0, 1, exclude_max=True),
+                                                    min_size=1, max_size=4),
+       byte=st.integers(0, 255), cut=st.one_of(st.none(), st.floats(0, 1)))
+def test_mutated_or_cut_files_are_refused_or_load_the_same(kind, where, byte, cut):
+    _, honest = _honest_files()[kind]
+    data = bytearray(honest)
+    for w in where:
+        data[int(w * len(data))] = byte
+    if cut is not None:
+        data = data[:int(cut * len(data))]
+    _load_or_refuse(kind, bytes(data))
+
+
+@pytest.mark.parametrize("kind", _KINDS)
+def test_every_cut_of_a_file_is_refused_and_the_whole_one_loads(kind):
+    _, honest = _honest_files()[kind]
+    assert _load_or_refuse(kind, honest) == "same"
+    step = max(1, len(honest) // 97)
+    assert {_load_or_refuse(kind, honest[:n]) for n in range(0, len(honest), step)} == \
+        {"refused"}
+    flipped = bytearray(honest)
+    flipped[-1] ^= 0x01                            # the last byte of the last variable
+    assert _load_or_refuse(kind, bytes(flipped)) == "refused"
