@@ -1,7 +1,8 @@
 """Saves that cannot lose (issue 46 item 3): a failed save leaves the old file.
 
 A save checks every value first, writes a temporary file beside its target,
-flushes it to disk and renames it over the target. Oracle: the old file's
+flushes it to disk and renames it over the target, so a reader never sees
+half a file. Oracle: the old file's
 result (it must still load, equal bit for bit) after a save that failed by
 a bad value (a seed beyond the file's int32), by a full disk (ENOSPC raised
 by the writer halfway) and by ``kill -9`` of the saving process halfway
@@ -126,6 +127,8 @@ def test_kill_9_mid_write_leaves_the_old_file(tmp_path):
         assert line == "writing\n"
         partial = _others(tmp_path, "t.nc")
         assert len(partial) == 1 and (tmp_path / partial[0]).stat().st_size > 0  # mid-write
+        reader = sd.load(path)                    # a reader meanwhile sees the old file whole
+        assert reader.gamma.tobytes() == old.gamma.tobytes()
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)
     finally:

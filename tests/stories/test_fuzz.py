@@ -1,6 +1,6 @@
 """Hostile and careless input through every entry point (issue: hardening).
 
-Three promises, each checked with a payload corpus and hypothesis:
+Four promises, each checked with a payload corpus and hypothesis:
 
 * text is data: no payload runs (a sentinel file is never created);
 * every wrong input is one ``ValueError`` (API) or one stderr line with exit
