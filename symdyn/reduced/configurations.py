@@ -305,8 +305,9 @@ def _clusters(masses) -> Configuration:
             or len(masses) < 2:
         raise ValueError(f"masses: a sequence of at least 2 cluster sizes (integers >= 1), "
                          f"got {shown(masses)}")
-    sizes = [x if isinstance(x, sp.Expr) else sp.Integer(integer(x, "masses", 1))
-             for x in masses]         # expressions (n/3) for derivations
+    sizes = [x if isinstance(x, sp.Expr) and not x.is_number     # n/3, for derivations
+             else sp.Integer(integer(int(x) if isinstance(x, sp.Integer) else x, "masses", 1))
+             for x in masses]
     names = [str(i + 1) for i in range(len(sizes))]
     gram, cosines = [], []
     for i, (c, mc) in enumerate(zip(names, sizes, strict=True)):

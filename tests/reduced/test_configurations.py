@@ -53,6 +53,22 @@ def test_two_clusters_follow_the_simulator(name, n, m, beta):
     assert np.abs(wrong[:, 0] - _cosines(sim, 0, n - 1)).max() > 1e-5
 
 
+@pytest.mark.parametrize("name", ["post-ln", "pre-ln"])     # (Peri-LN, nGPT: A/|A|, Z cancels)
+def test_two_clusters_under_the_unnormalized_kernel(name):
+    s = sd.scheme(name)
+    n, m, beta = 5, 2, 1.5
+    sim = sd.simulate(s, _two_cluster_start(n, m, 0.2, 1.0, 1.0), beta=beta, t=TIMES,
+                      attention="unnormalized", merge=0.0, rtol=1e-12, atol=1e-14,
+                      save_x=True)
+    red = configuration("two-clusters").reduce(s, attention="unnormalized")
+    start = {"rho": 0.2} if s.on_sphere else {"rho": 0.2, "r_A": 1.0, "r_B": 1.0}
+    y = red.solve(TIMES, start, n=n, m=m, beta=beta)
+    assert np.abs(y[:, 0] - _cosines(sim, 0, n - 1)).max() < 1e-8
+    # control: the softmax law from the same start misses
+    soft = configuration("two-clusters").reduce(s).solve(TIMES, start, n=n, m=m, beta=beta)
+    assert np.abs(soft[:, 0] - _cosines(sim, 0, n - 1)).max() > 1e-4
+
+
 @pytest.mark.parametrize("name", ["post-ln", "pre-ln", "ngpt", "ln-scaling"])
 def test_simplex_of_clusters_follows_the_simulator(name):
     s = sd.scheme(name)
@@ -107,6 +123,9 @@ def test_bad_input_names_the_argument():
         configuration("two-clusters", m=0)
     with pytest.raises(ValueError, match="k"):
         configuration("simplex", k=1)
+    for masses in [(1,), (0, 2), (1.5, 2), (sp.Integer(-1), 2), "12", None, (True, 2)]:
+        with pytest.raises(ValueError, match="masses"):
+            configuration("clusters", masses=masses)
     red = configuration("two-clusters", m=3).reduce("post-ln")
     with pytest.raises(ValueError, match="n"):
         red.solve(TIMES, {"rho": 0.2}, n=2, beta=1.0)
