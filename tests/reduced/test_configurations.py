@@ -69,20 +69,23 @@ def test_two_clusters_under_the_unnormalized_kernel(name):
     assert np.abs(soft[:, 0] - _cosines(sim, 0, n - 1)).max() > 1e-4
 
 
-@pytest.mark.parametrize("name", ["post-ln", "pre-ln", "ngpt", "ln-scaling"])
+@pytest.mark.parametrize("name", [*SCHEMES, "custom"])
 def test_simplex_of_clusters_follows_the_simulator(name):
-    s = sd.scheme(name)
+    s = CUSTOM if name == "custom" else sd.scheme(name)
     k, per, beta, g0 = 3, 2, 2.0, 0.1
-    centres = sd.init.equiangular(k, 3, g0, seed=0)
+    r0 = 1.0 if s.starts_on_sphere else 1.3
+    centres = sd.init.equiangular(k, 3, g0, r0=r0, seed=0)
     X0 = np.repeat(centres, per, axis=0)                 # tokens 0, 1 at vertex 0, ...
     sim = sd.simulate(s, X0, beta=beta, t=TIMES, merge=0.0, rtol=1e-12, atol=1e-14,
                       save_x=True)
     red = configuration("simplex", k=k).reduce(s)
-    y = red.solve(TIMES, {"gamma": g0}, n=k * per, beta=beta)
+    start = {"gamma": g0} if s.on_sphere else {"gamma": g0, "r": r0}
+    y = red.solve(TIMES, start, n=k * per, beta=beta)
     assert np.abs(y[:, 0] - _cosines(sim, 0, per)).max() < 1e-8
+    if not s.on_sphere:
+        assert np.abs(y[:, 1] - np.linalg.norm(np.asarray(sim.X)[:, 0], axis=-1)).max() < 1e-8
     # control: the equiangular reduction of the n tokens (one per vertex) misses
-    eq = configuration("equiangular").reduce(s).solve(TIMES, {"gamma": g0}, n=k * per,
-                                                      beta=beta)
+    eq = configuration("equiangular").reduce(s).solve(TIMES, start, n=k * per, beta=beta)
     assert np.abs(eq[:, 0] - _cosines(sim, 0, per)).max() > 1e-4
 
 
