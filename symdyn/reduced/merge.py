@@ -181,7 +181,7 @@ def _asymptotics(s, attention):
     if g.has(E, x, BETA, t) or not (p.is_number and p.is_positive):
         raise ValueError(f"scheme: the merge time of {s.name} is not of the form "
                          f"g(epsilon) exp(p beta epsilon) with p > 0 (p = {p}, g = {g})")
-    return (g * sp.exp(p * BETA * epsilon) / (p * BETA)).subs(m_B, n - m)
+    return sp.factor(g.subs(m_B, n - m)) * sp.exp(p * BETA * epsilon) / (p * BETA)
 
 
 def saddle_rate(scheme: SchemeLike, attention: str = "softmax") -> sp.Expr:
@@ -208,7 +208,7 @@ def _saddle(s, attention):
         at = dict.fromkeys(cs, sp.Rational(-1, 2))
         J = sp.Matrix(red.rates).jacobian(cs).subs(at)
         v = sp.Matrix([1, -1, 0])
-        rate = sp.simplify(J[0, 0] - J[0, 1])
+        rate = sp.factor(sp.simplify(J[0, 0] - J[0, 1]))
         if sp.simplify(J * v - rate * v) != sp.zeros(3, 1):
             raise ArithmeticError(f"saddle_rate: (1, -1, 0) is not an eigenvector for {s.name}")
     return rate

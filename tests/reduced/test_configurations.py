@@ -242,7 +242,7 @@ def test_merge_time_bad_input():
         merge_asymptotics("post-ln", attention="unnormalized")
 
 
-@pytest.mark.parametrize("name", ["post-ln", "pre-ln", "ngpt", "mix-ln", "custom"])
+@pytest.mark.parametrize("name", ["post-ln", "pre-ln", "custom"])
 def test_clusters_of_given_masses_follow_the_simulator(name):
     s = CUSTOM if name == "custom" else sd.scheme(name)
     masses, beta = (1, 2, 3), 1.7
