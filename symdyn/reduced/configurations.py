@@ -145,7 +145,9 @@ class ConfigurationReduction:
         rates = [sp.sympify(e).subs(sub) for e in self.rates]
         loose = set().union(*(e.free_symbols for e in rates)) - {t, *self.variables}
         if loose:
-            raise ValueError(f"values: give numbers for {', '.join(sorted(map(str, loose)))}")
+            names = ", ".join(sorted(map(str, loose)))
+            raise ValueError(f"values: give numbers for {names} (n, beta, m, k here; a "
+                             f"scheme's free parameters by reducing scheme.bind(...))")
         return piecewise_breakpoints(tuple(rates)), lambdify_phases(
             (t, *self.variables), rates, piecewise_breakpoints(tuple(rates)), together=True)
 
