@@ -165,7 +165,7 @@ class Field:
         modes constant in ``theta`` stand still in ``u``); ``speed`` (m, n) is
         :math:`|\\dot\\theta_k| e^{-\\ell}`."""
         m, n, d = u.shape
-        ch, e, uh = frame_directions(c, ell, u)
+        ch, e, uh, along, uu = _directions(c, ell, u)
         hot, hot_fault = (beta, None) if self.tau is None else self._hot(tm, beta)
         cen = uh - _ones_row(n) @ uh / n                # differences stay, magnitudes O(1)
         sq = einsum("mnd,mnd->mn", cen, cen)
@@ -203,20 +203,22 @@ class Field:
             norm = np.sqrt(e2[:, None] * einsum("mnd,mnd->mn", P, P) + a_k * a_k)
         rho = self._laws(P, tm, rad, a_k, norm, beta, self.law_of_phase[phase], hot,
                          hot_fault, theta)
-        weight = np.ones((m, n)) if mass is None else mass
         if mass is not None:
             rho = self._freeze(P, rho, mass)
         speed = row_norms(P)
-        total = weight.sum(axis=-1)[:, None]
-        V = einsum("mn,mnd->md", weight, P) / total
-        V -= einsum("md,md->m", V, ch)[:, None] * ch    # P_c V
+        # means over the tokens, weighed by their masses: (1, n) or (m, 1, n) @
+        weigh = _ones_row(n) / n if mass is None else (mass / mass.sum(axis=-1)[:, None])[:, None]
+        V = (weigh @ P)[:, 0]
+        V -= (V[:, None, :] @ ch[:, :, None])[:, 0] * ch     # P_c V
         # the centre moves so that the tangential mean of u stays 0:
         # c' = e P_c V / <c, mean theta>, <c, mean theta> = 1 + e <c, mean u>
-        mean = einsum("mn,mnd->md", weight, u) / total
-        V /= (1.0 + e * einsum("md,md->m", mean, ch))[:, None]
+        mean = (weigh @ u)[:, 0]
+        mean_along = (mean[:, None, :] @ ch[:, :, None])[:, 0, 0]
+        V /= (1.0 + e * mean_along)[:, None]
         w = P - V[:, None, :]
-        num = einsum("mn,mn->m", weight, einsum("mnd,mnd->mn", u, w))
-        den = einsum("mn,mn->m", weight, einsum("mnd,mnd->mn", u, u))
+        # dell = sum_k m_k <u_k, w_k> / sum_k m_k |u_k|^2 (the means' ratio)
+        num = (weigh @ einsum("mnd,mnd->mn", u, w)[..., None])[:, 0, 0]
+        den = (weigh @ uu[..., None])[:, 0, 0]
         dell = np.divide(num, den, out=np.zeros(m), where=den > 0)
         # du = w - dell u, with u read on its manifold: tangential mean 0 and
         # <c, u_k> = -e |u_k|^2 / 2 (unit directions). The same field there; off
@@ -224,16 +226,15 @@ class Field:
         # off the sphere) stand still in u instead of growing like e^{-ell}
         # (from rounding: O(1) by t = 40 on Post-LN) and holding the steps at
         # ~1/|dell|.
-        along = einsum("mnd,md->mn", u, ch)
         ref = u - mean[:, None, :]
-        ref -= (along - einsum("md,md->m", mean, ch)[:, None]
-                + 0.5 * e[:, None] * einsum("mnd,mnd->mn", u, u))[..., None] * ch[:, None, :]
+        ref -= (along - mean_along[:, None] + 0.5 * e[:, None] * uu)[..., None] * ch[:, None, :]
         du = w - dell[:, None, None] * ref
         # below the floor the scale is no longer resolved: u and ell stand
         # still (their modes would hold the steps at ~1/|dell|), the values are
         # flagged (Recorder.resolve)
-        frozen = frame_epsilon(e, uh, weight) < FRAME_FLOOR / 2
-        if frozen.any():
+        if (e2 < 1e10 * FRAME_FLOOR).any():
+            frozen = frame_epsilon(e, uh, np.ones((m, n)) if mass is None else mass) \
+                < FRAME_FLOOR / 2
             dell = np.where(frozen, 0.0, dell)
             du[frozen] = 0.0
         if mass is not None:
@@ -398,14 +399,23 @@ def frame_directions(c, ell, u):
     with :math:`q_k = e (2\\langle\\hat c, u_k\\rangle + e|u_k|^2)`:
     :math:`\\hat u_k = (1 + g) u_k + (g/e) \\hat c`, ``g = 1/sqrt(1 + q) - 1 =
     -q / (sqrt(1 + q) (1 + sqrt(1 + q)))`` (no cancellation at any scale)."""
+    return _directions(c, ell, u)[:3]
+
+
+def _directions(c, ell, u):
+    """:func:`frame_directions` and ``<c_hat, u_k>``, ``|u_k|^2`` (m, n)."""
     ch = c / np.sqrt(einsum("md,md->m", c, c))[:, None]
     e = np.exp(ell)
-    qt = 2 * einsum("mnd,md->mn", u, ch) + e[:, None] * einsum("mnd,mnd->mn", u, u)
+    along = (u @ ch[:, :, None])[..., 0]
+    uu = einsum("mnd,mnd->mn", u, u)
+    qt = e[:, None] * uu
+    qt += 2 * along
     root = np.sqrt(1 + e[:, None] * qt)
     den = root * (1 + root)
-    uh = u * (1 - e[:, None] * qt / den)[..., None]
-    uh -= (qt / den)[..., None] * ch[:, None, :]
-    return ch, e, uh
+    qt /= den
+    uh = u * (1 - e[:, None] * qt)[..., None]
+    uh -= qt[..., None] * ch[:, None, :]
+    return ch, e, uh, along, uu
 
 
 def frame_epsilon(e, uh, weight):

