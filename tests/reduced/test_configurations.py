@@ -105,6 +105,10 @@ def test_equiangular_is_the_simplex_with_unit_masses(name):
     assert abs(float((simplex.subs(k, n_sym) - old.gamma_dot).subs(point))) < 1e-14
     # control: another number of vertices is another field
     assert abs(float((simplex.subs(k, 3) - old.gamma_dot).subs(point))) > 1e-4
+    # k clusters of n/k tokens under softmax: the equiangular law with n -> k
+    # (the weights n/k cancel; these speed laws do not contain n)
+    assert not s.speed.has(n_sym)
+    assert abs(float((simplex.subs(k, 3) - old.gamma_dot.subs(n_sym, 3)).subs(point))) < 1e-14
 
 
 def test_post_ln_two_clusters_at_equal_masses_is_the_great_circle_law():
