@@ -173,11 +173,11 @@ def _phases(prob: Certification, u1, prec: int, stop_above=None):
                                                                if stopped else ""))
             return (arb(y[0].lower()).union(arb(y[0].lower()) * 2 + 1) if stopped else y[0],
                     methods)
-    raise Uncertified("no phase reaches the level")
+    raise Uncertified("no phase reaches the level", more_bits=False)
 
 
 REL_WIDTH = 1e-15          # the default target of crossing_time and gamma (point inputs)
-MAX_PREC = 1024
+MAX_PREC = 256            # the default ceiling: an ODE phase at 1024 bits takes degree-348 series
 
 
 def _settings(prec, max_prec, rel_width, inputs):
@@ -234,6 +234,9 @@ def _refine(compute, what, prec, max_prec, target):
                 raise
             why = f"{exc}" if isinstance(exc, Uncertified) else \
                 f"the arithmetic failed ({type(exc).__name__}: {exc})"
+            if not getattr(exc, "more_bits", True):
+                raise Uncertified(f"{what}: not certified at {bits} bits: {why}; a higher "
+                                  f"precision does not help", more_bits=False) from None
         else:
             if target is None or enc.relative_width <= target:
                 return enc
@@ -254,7 +257,7 @@ def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=
     enclosure then holds every crossing time over the box.
 
     The working precision starts at ``prec`` bits and doubles, up to
-    ``max_prec`` (default 1024, or ``prec`` when above), until the relative
+    ``max_prec`` (default 256, or ``prec`` when above), until the relative
     width ``(hi - lo)/|mid|`` is at most ``rel_width`` (default ``1e-15``;
     with an interval input no target unless one is given: the box sets the
     width); otherwise :class:`~symdyn.certify.Uncertified`, which names what

@@ -45,7 +45,13 @@ class Uncertified(ArithmeticError):
     step below the limit), a quadrature did not converge, or an enclosure
     stayed wider than its target (``rel_width``) up to ``max_prec`` bits.
     Not bad input (that is a ``ValueError``) and not a wrong answer: the
-    message says what to raise (``max_prec=``, ``rel_width=``, ``prec=``)."""
+    message says what to raise (``max_prec=``, ``rel_width=``, ``prec=``).
+    ``more_bits``: whether a higher precision may help (a step limit does not:
+    more bits only make each step dearer)."""
+
+    def __init__(self, message: str, more_bits: bool = True):
+        super().__init__(message)
+        self.more_bits = more_bits
 
 
 def gamma_of(u):
@@ -151,7 +157,9 @@ def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
             return y, steps, True
         if last or steps >= max_steps:
             if not last:
-                raise Uncertified(f"more than {max_steps} steps")
+                raise Uncertified(f"more than {max_steps} steps (the field changes faster "
+                                  f"than its Taylor series reach near u = "
+                                  f"{float(c.mid()):.6g})", more_bits=False)
             break
         c = c + h
     return y, steps, False

@@ -147,3 +147,14 @@ def test_a_box_input_has_no_default_target():
     assert T.relative_width > 1e-15 and T.prec == 128
     with pytest.raises(C.Uncertified, match="rel_width"):
         C.crossing_time("post-ln", "0.99", n=(8, 9), beta=1, rel_width=1e-15, max_prec=256)
+
+
+@pytest.mark.parametrize("more_bits, bits", [(False, 128), (True, 256)])
+def test_a_failure_more_bits_cannot_fix_stops_the_escalation(monkeypatch, more_bits, bits):
+    def fails(*args, **kw):
+        raise C.Uncertified("a step limit", more_bits=more_bits)
+    monkeypatch.setattr(crossing_module, "forms", lambda s, attention="softmax":
+                        _broken(s, fails))
+    with pytest.raises(C.Uncertified, match=f"at {bits} bits: a step limit") as info:
+        C.crossing_time("post-ln", "0.99", n=8, beta=1, max_prec=256)
+    assert ("does not help" in str(info.value)) == (not more_bits)
