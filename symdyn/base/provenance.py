@@ -34,6 +34,7 @@ import json
 import os
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -218,6 +219,8 @@ def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) ->
     from scipy.io import netcdf_file
 
     path = writable_path(path, "path", regular=True)   # renamed over: a regular file only
+    if path.is_symlink():                # replace the file it points to, keep the link
+        path = Path(os.path.realpath(path))
     arrays, sizes = dict(arrays), {}
     for name, (dims, a) in list(arrays.items()):
         if a.dtype == object:

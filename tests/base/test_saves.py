@@ -164,3 +164,17 @@ def test_a_save_keeps_the_permissions_a_new_file_gets(tmp_path):
     assert (tmp_path / "a.nc").stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode \
         & 0o777
     assert np.array_equal(sd.load(tmp_path / "a.nc").gamma, sim.gamma)
+
+
+def test_a_save_through_a_symbolic_link_replaces_the_file_it_points_to(tmp_path):
+    target = tmp_path / "data" / "t.nc"
+    target.parent.mkdir()
+    link = tmp_path / "link.nc"
+    link.symlink_to(target)
+    old = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[0.0, 1.0])
+    old.save(link)
+    assert link.is_symlink() and target.is_file()           # the link kept, the file written
+    new = sd.solve("post-ln", n=8, beta=2.0, gamma0=0.0, t=[0.0, 1.0])
+    new.save(link)
+    assert link.is_symlink() and sd.load(target).gamma.tobytes() == new.gamma.tobytes()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["t.nc"]

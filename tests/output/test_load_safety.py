@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import signal
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -250,24 +250,32 @@ def test_empty_truncated_changed_files_and_folders_are_value_errors(tmp_path):
 
 
 @contextmanager
-def hang_guard(seconds=60):
-    """Fail (not hang) if the block blocks: an alarm interrupts a blocked open."""
-    def ring(*_):
-        raise TimeoutError("blocked: the FIFO was opened")
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.alarm(seconds)
+def hang_guard(*fifos, seconds=60):
+    """Fail (not hang) if the block opens one of ``fifos``: after ``seconds`` a
+    watchdog opens each for reading and writing (never blocks), which releases
+    an ``open`` blocked on it, and the block's end then fails the test. No
+    signal: the derivation budget owns SIGALRM."""
+    blocked = []
+
+    def release():
+        blocked.append(True)
+        for fifo in fifos:
+            os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
+
+    watchdog = threading.Timer(seconds, release)
+    watchdog.start()
     try:
         yield
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        watchdog.cancel()
+    assert not blocked, "a FIFO was opened and blocked"
 
 
 def test_a_fifo_is_refused_unopened_by_load_and_save(tmp_path):
     fifo = tmp_path / "evil.nc"
     os.mkfifo(fifo)
     r, honest = saved("Trajectory", tmp_path)
-    with hang_guard():
+    with hang_guard(fifo):
         refused(fifo, "FIFO")
         with pytest.raises(ValueError, match=f"{fifo}.*FIFO"):
             r.save(fifo)

@@ -127,7 +127,7 @@ def test_a_trace_s_model_path_comes_from_the_caller(tmp_path):
     z = np.zeros(3)
     trace = LayerTrace("evil", "pre-ln", np.array(3), z, z, z, z[:2], z[:2], z[:2],
                        np.zeros((2, 1)), provenance=p)
-    with hang_guard():
+    with hang_guard(evil):
         with pytest.raises(ValueError, match="weights: the trace was made from the model at"):
             sd.rerun(trace)                               # the file's path is not opened
         with pytest.raises(ValueError, match="FIFO"):

@@ -84,7 +84,7 @@ def test_a_fifo_as_a_model_file_is_refused_unopened(tmp_path, capsys):
     import symdyn.trained as tr
     evil = tmp_path / "evil.gguf"
     os.mkfifo(evil)
-    with hang_guard():
+    with hang_guard(evil):
         with pytest.raises(ValueError, match="evil.gguf.*FIFO"):
             tr.load(evil)
         assert main(["trace", str(evil), "--text", "one two three"]) == 2
@@ -92,6 +92,11 @@ def test_a_fifo_as_a_model_file_is_refused_unopened(tmp_path, capsys):
     folder = bert_folder(tmp_path / "tiny", bert_weights())
     (folder / "model.safetensors").unlink()
     os.mkfifo(folder / "model.safetensors")
-    with hang_guard():
-        with pytest.raises(ValueError):
+    with hang_guard(folder / "model.safetensors"):
+        with pytest.raises(ValueError, match="model.safetensors"):
+            tr.load(folder)
+    (folder / "config.json").unlink()                 # a FIFO config.json: not a config
+    os.mkfifo(folder / "config.json")
+    with hang_guard(folder / "config.json"):
+        with pytest.raises(ValueError, match="config.json"):
             tr.load(folder)
