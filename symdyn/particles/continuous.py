@@ -46,6 +46,15 @@ from .field import FRAME_FLOOR, Field, frame_directions, frame_epsilon
 #: while the square root of its ``epsilon`` is at least this: the directions
 #: then resolve the deviations to ~1e-13 of their size.
 FRAME_RESOLVED = 1e-3
+#: A member whose ``epsilon`` is below FRAME_FAST_BELOW (where directions are
+#: no longer merged) and whose deviations contract at least FRAME_FAST e-folds
+#: per e-fold of the clock (``t |d ell/dt|``; the log clock: ``|d ell/d tau|``)
+#: merges into one token, its values bounds: a speed law with a pole, which
+#: the frame's scale could not follow (Post-LN's own collapse reaches
+#: FRAME_FLOOR long before: its pace is ``t`` times a rate of order 1; a
+#: power law ``epsilon = C t^{-2p}`` has the pace ``p``).
+FRAME_FAST = 1e6
+FRAME_FAST_BELOW = FRAME_RESOLVED**2
 #: The least length of the mean direction of a start integrated in the
 #: frame (its centre: the mean direction normalized); shorter (the tokens
 #: spread evenly over the sphere, e.g. a simplex) stores unit vectors.
@@ -224,6 +233,17 @@ def framed(field, bps, theta, rad, beta, times, rtol, atol, rec, merge, log, met
                     lambda: f"t = {times[k].min():g}", merged, times[k] if log else 0.0,
                     frame=(e, uh, speed * e[:, None]))
 
+    def fast(members, y, ch, uh, rr):
+        """Members whose deviations contract at least FRAME_FAST e-folds per
+        e-fold of the clock (one evaluation each; only asked below
+        FRAME_FAST_BELOW): a pole of the speed law the integration cannot
+        step through."""
+        tm = clock[members]
+        _, dell, *_ = field.frame_grouped(tm, ch, y[:, d], uh, rr, beta[members],
+                                          field.phase_at(tm), mass=merged.mass[members])
+        merged.evaluations += len(members)
+        return -dell * (1.0 if log else tm) >= FRAME_FAST
+
     def refresh(members, y):
         c, ell, u, rr = unpack(y)
         ch, e, uh = frame_directions(c, ell, u)
@@ -242,7 +262,11 @@ def framed(field, bps, theta, rad, beta, times, rtol, atol, rec, merge, log, met
                 y[at, d + 1:d + 1 + nd] = u2.reshape(len(at), nd)
                 y[at, d + 1 + nd:] = part[moved]
                 changed[at] = True
-        for i in np.flatnonzero(eps < FRAME_FLOOR):
+        collapse = eps < FRAME_FLOOR
+        ask = np.flatnonzero((eps < FRAME_FAST_BELOW) & ~collapse & (live.sum(axis=1) > 1))
+        if ask.size:
+            collapse[ask] = fast(members[ask], y[ask], ch[ask], uh[ask], rr[ask])
+        for i in np.flatnonzero(collapse):
             if live[i].sum() > 1:   # every token within the floor: one token, a bound
                 weight = merged.mass[members[i]]
                 mean = weight @ uh[i] / weight.sum()

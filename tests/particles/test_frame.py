@@ -170,3 +170,24 @@ def test_the_table_states_what_epsilon_resolves():
     assert "down to 1e-14" in notes["epsilon"] and "1 of 3 times" in notes["epsilon"]
     assert head[-1] == "epsilon_bound" and rows[1][-1] == "" and rows[0][-1] == ""
     assert float(rows[-1][-1]) >= 1e-14 > float(truth("post-ln", t)[-1])
+
+
+def test_a_pole_of_the_speed_law_merges_as_a_bound(monkeypatch):
+    # s = |t - t0| (refused by simulate's check, bypassed here): the velocity
+    # diverges at t0 and epsilon ~ (t - t0)^2 falls faster than the frame's
+    # scale can follow; past a pace of 1e6 e-folds per e-fold of t the tokens
+    # merge and the values after are bounds that hold the reduced ODE's value
+    from symdyn.particles import simulation
+    monkeypatch.setattr(simulation, "check_speed", lambda *a, **k: None)
+    s = sd.custom_scheme("notch", speed="Abs(t - 1.2345)")
+    t = [0.0, 1.0, 1.2, 1.2345 - 1e-4, 3.0]
+    sim = sd.simulate(s, X0, beta=1.0, t=t)
+    assert sim.merged == N - 1 and sim.bound["epsilon"].tolist() == [False] * 4 + [True]
+    exact = truth(s, t[:4])
+    assert np.abs(sim.epsilon[:4] / exact - 1).max() < 1e-6
+    assert sim.epsilon[-1] + sim.spread[-1] < 1e-10           # collapsed at the pole
+    # control: with the rule off the integration cannot step through the pole
+    from symdyn.particles import continuous
+    monkeypatch.setattr(continuous, "FRAME_FAST", np.inf)
+    with pytest.raises(ArithmeticError, match="step size"):
+        sd.simulate(s, X0, beta=1.0, t=t)
