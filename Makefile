@@ -69,6 +69,7 @@ report: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check symdyn proofs_check tests benchmarks
+	$(BIN)/mypy symdyn/ode
 
 # The suite on up to 4 processes (pytest-xdist; 2 on a 2-core machine).
 PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4

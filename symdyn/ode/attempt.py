@@ -8,15 +8,15 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from . import dop853
 from .control import error_scale
-from .methods import DOP853, stiffness
-
-_S = dop853.N_STAGES
+from .methods import ExplicitPair, Stages, stiffness
+from .rk import AheadSums
 
 
 @dataclass(kw_only=True, slots=True)
@@ -27,7 +27,7 @@ class Attempt:
     whether each member's last attempt was rejected."""
 
     active: np.ndarray
-    sel: object
+    sel: Any
     t: np.ndarray
     y: np.ndarray
     fy: np.ndarray
@@ -36,7 +36,7 @@ class Attempt:
     args: tuple
     after_rejection: np.ndarray
 
-    def rows(self, e):
+    def rows(self, e: np.ndarray) -> dict:
         """The attempt's fields at rows ``e`` (of the active members)."""
         return dict(t=self.t[e], y=self.y[e], fy=self.fy[e], h=self.h[e],
                     t_new=self.t_new[e], args=tuple(a[e] for a in self.args))
@@ -58,34 +58,37 @@ class Taken:
     cost: int
 
 
-def take(f, mode, at, K, work, atol, rtol, dims) -> Taken:
-    """One step of every active member of the :class:`Attempt` ``at``: DOP853
-    for the explicit ones (and Hairer's :math:`h\\lambda` of each, for the
-    switch), ROS34PW2 for the stiff ones."""
-    active = at.active
-    if mode.all_explicit:        # every member explicit: no gathers
+def take(f: Callable[..., Any], method: ExplicitPair, mode: Any, split: Any, at: Attempt,
+         K: np.ndarray, work: AheadSums, atol: np.ndarray, rtol: np.ndarray,
+         dims: np.ndarray) -> Taken:
+    """One step of every active member of the :class:`Attempt` ``at``: the
+    explicit ``method`` for the explicit ones (and Hairer's :math:`h\\lambda`
+    of each, for the switch), ROS34PW2 for the stiff ones (``split``:
+    :meth:`symdyn.ode.stiffness.Methods.split`)."""
+    active, S = at.active, method.tab.N_STAGES
+    if split.all:        # every member explicit: no gathers
         Ka = K[:, : len(active)]
-        done = DOP853.step(f, at.t, at.y, at.fy, at.h, at.t_new, at.args, Ka, work)
+        done = method.step(f, at.t, at.y, at.fy, at.h, at.t_new, at.args, Stages(Ka, work))
         scale = error_scale(atol[at.sel], rtol, at.y, done.y_new)
-        err = DOP853.error(done, at.h, scale, dims[at.sel])
-        lam = stiffness(Ka, at.h, done.y_new, done.y_last) if mode.enabled else None
-        return Taken(y_new=done.y_new, f_new=Ka[_S].copy(), err=err, K=Ka,
-                     y_last=done.y_last, lam=lam, cost=_S)
-    e = np.flatnonzero(mode.explicit)
-    s = np.flatnonzero(~mode.explicit)
+        err = method.error(done, at.h, scale, dims[at.sel])
+        lam = stiffness(Ka, at.h, done.y_new, done.y_last, S) if mode.enabled else None
+        return Taken(y_new=done.y_new, f_new=done.f_new.copy(), err=err, K=Ka,
+                     y_last=done.y_last, lam=lam, cost=S)
+    e = np.flatnonzero(split.explicit)
+    s = np.flatnonzero(~split.explicit)
     y_new, f_new = np.empty_like(at.y), np.empty_like(at.y)
     err, lam = np.empty(len(active)), np.zeros(len(active))
     Ka, cost, y_last = K[:, : len(active) - s.size], 0, None
     if e.size:
         r = at.rows(e)
-        done = DOP853.step(f, r["t"], r["y"], r["fy"], r["h"], r["t_new"], r["args"], Ka,
-                           work)
-        y_new[e], f_new[e], y_last = done.y_new, Ka[_S], done.y_last
+        done = method.step(f, r["t"], r["y"], r["fy"], r["h"], r["t_new"], r["args"],
+                           Stages(Ka, work))
+        y_new[e], f_new[e], y_last = done.y_new, done.f_new, done.y_last
         scale = error_scale(atol[active[e]], rtol, r["y"], done.y_new)
-        err[e] = DOP853.error(done, r["h"], scale, dims[active[e]])
+        err[e] = method.error(done, r["h"], scale, dims[active[e]])
         if mode.enabled:
-            lam[e] = stiffness(Ka, r["h"], done.y_new, done.y_last)
-        cost += _S
+            lam[e] = stiffness(Ka, r["h"], done.y_new, done.y_last, S)
+        cost += S
     if s.size:
         r = at.rows(s)
         y_new[s], err[s], f_new[s], c = mode.stiff_step(

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,22 +46,22 @@ class _Floats:
     maximum, minimum, logical_not = max, min, operator.not_
 
     @staticmethod
-    def where(cond, a, b):
+    def where(cond: Any, a: Any, b: Any) -> Any:
         return a if cond else b
 
 
-def _ops(x, y=None):
+def _ops(x: np.ndarray, y: Any = None) -> Any:
     """:class:`_Arrays` if ``x`` or ``y`` is an array, else :class:`_Floats`."""
     return _Arrays if isinstance(x, np.ndarray) or isinstance(y, np.ndarray) else _Floats
 
 
-def error_scale(atol, rtol, y, y_new):
+def error_scale(atol: Any, rtol: Any, y: Any, y_new: np.ndarray) -> Any:
     r""":math:`\mathrm{atol} + \mathrm{rtol}\,\max(|y|, |y_{new}|)`: the error
     that counts as 1 in a component (arrays, or one component as floats)."""
     return atol + rtol * _ops(y, y_new).maximum(abs(y), abs(y_new))
 
 
-def dop853_norm(sum5, sum3, h, scale, dims):
+def dop853_norm(sum5: Any, sum3: Any, h: Any, scale: Any, dims: Any) -> Any:
     r"""DOP853's error of a step, 1 at the tolerance (Hairer's ``dop853.f``).
 
     With :math:`e_5 = \sum_j e^{(5)}_j k_j / \mathrm{scale}` (``sum5`` the sum,
@@ -81,7 +82,19 @@ def dop853_norm(sum5, sum3, h, scale, dims):
     return ops.where(n5 == 0, 0.0, h * n5 / ops.where(denom > 0, denom, 1.0))
 
 
-def _row_sums(x):
+def rms_norm(err_sum: Any, h: Any, scale: Any, dims: Any) -> Any:
+    r"""The RMS error of a step with one embedded estimate, 1 at the tolerance:
+    :math:`h \sqrt{|e / \mathrm{scale}|^2 / \mathrm{dims}}` with
+    :math:`e = \sum_j e_j k_j` (``err_sum``; a list of floats for one
+    member), as scipy's ``RungeKutta`` measures its pairs."""
+    if _ops(scale) is _Arrays:
+        e = np.divide(err_sum, scale)
+        return h * np.sqrt(_row_sums(e * e) / dims)
+    e = [a / s for a, s in zip(err_sum, scale, strict=True)]
+    return h * math.sqrt(sum(v * v for v in e) / dims)
+
+
+def _row_sums(x: np.ndarray) -> Any:
     """Sums over the last axis of an (m, k) array: for rows of fewer than 8,
     left to right column by column (the one-member path's ``sum``, and what
     numpy's reduction gave on this project's CPUs; that reduction over a short
@@ -118,7 +131,8 @@ class Controller:
     estimate_floor: float = 0.1
     min_relative_step: float = 1e-14
 
-    def factor(self, err, finite, after_rejection, predicted, exponent):
+    def factor(self, err: np.ndarray, finite: Any, after_rejection: Any, predicted: Any,
+               exponent: Any) -> Any:
         """``(accept, next step / this step)`` per member.
 
         :math:`s\\,\\max(\\mathrm{err}, f\\,\\mathrm{predicted})^{e}` (the
@@ -139,15 +153,15 @@ class Controller:
         return accept, x.where(finite, factor, self.factor_min)
 
     @staticmethod
-    def predicted(last_err, ratio, exponent):
+    def predicted(last_err: Any, ratio: Any, exponent: Any) -> Any:
         """The err that the last accepted step (error ``last_err``, 0 for none)
         predicts for a step ``ratio`` times as long:
         :math:`\\mathrm{err}\\,\\mathrm{ratio}^{-1/e}`."""
         return _ops(last_err).where(last_err > 0, last_err * power(ratio, -1 / exponent),
                                     0.0)
 
-    def next_step(self, step, h, err, finite, clipped, after_rejection, predicted,
-                  exponent):
+    def next_step(self, step: Any, h: Any, err: Any, finite: Any, clipped: Any,
+                  after_rejection: Any, predicted: Any, exponent: Any) -> Any:
         """``(accept, the next step)``: :meth:`factor` times ``step``; a step
         shortened (``clipped``) to land on a stop does not shrink the proposal
         ``h`` it was cut from."""
@@ -156,7 +170,7 @@ class Controller:
         x = _ops(new_h)
         return accept, x.where(accept & clipped, x.maximum(new_h, h), new_h)
 
-    def too_small(self, h, t):
+    def too_small(self, h: Any, t: Any) -> Any:
         """Whether ``h`` is below ``min_relative_step`` :math:`\\max(1, |t|)`."""
         return h < self.min_relative_step * _ops(t).maximum(1.0, abs(t))
 
@@ -166,7 +180,7 @@ DEFAULT = Controller()
 path when none is given (read at each call)."""
 
 
-def controller_or_default(controller):
+def controller_or_default(controller: Any) -> Any:
     """``controller``, or :data:`DEFAULT` (looked up now) for None."""
     if controller is None:
         return DEFAULT

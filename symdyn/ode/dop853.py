@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+NAME = "DOP853"
 N_STAGES = 12
 ORDER = 8
 ERROR_ORDER = 7      # the controlled error behaves like h**(ERROR_ORDER + 1)
+ERRORS = ("E5", "E3")   # the error rows, in the order the norm takes them
+NORM = "dop853"         # symdyn.ode.control.dop853_norm
 
 C = np.array([
     0.0,

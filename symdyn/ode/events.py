@@ -15,7 +15,9 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,14 +37,14 @@ class Event:
     terminal: bool = True
     direction: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not callable(self.g):
             raise ValueError(f"Event.g: expected a callable g(t, y, *args), got {self.g!r}")
         if self.direction not in (-1, 0, 1):
             raise ValueError(f"Event.direction must be -1, 0 or 1, got {self.direction!r}")
 
 
-def check(events):
+def check(events: Any) -> Any:
     """The events as a tuple of :class:`Event` (a bare callable: terminal, both ways)."""
     if events is None:
         return ()
@@ -52,14 +54,14 @@ def check(events):
     return out
 
 
-def values(events, t, y, args):
+def values(events: Any, t: Any, y: Any, args: Any) -> Any:
     """``g`` of every event at the states: shape ``(m, n_events)``."""
     if not events:
         return np.empty((len(t), 0))
     return np.stack([np.asarray(e.g(t, y, *args), dtype=float) for e in events], axis=1)
 
 
-def crossed(events, g_old, g_new):
+def crossed(events: Any, g_old: Any, g_new: Any) -> Any:
     """Per member and event: did ``g`` cross 0 on the step (its direction)?"""
     up = (g_old < 0) & (g_new >= 0)
     down = (g_old > 0) & (g_new <= 0)
@@ -67,7 +69,8 @@ def crossed(events, g_old, g_new):
     return np.where(direction > 0, up, np.where(direction < 0, down, up | down))
 
 
-def locate(g, t, y, h, F, interpolate, args, g_old):
+def locate(g: Callable[..., Any], t: Any, y: Any, h: Any, F: Any, interpolate: Callable[..., Any],
+           args: Any, g_old: Any) -> Any:
     """The root of ``g`` on each step: ``(t_root, y_root)``.
 
     ``F``: the steps' continuous extension (``interpolate(F, y, x)`` is the

@@ -19,10 +19,13 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import mpmath
 
 
-def _midpoint(f, t, y, H, n):
+def _midpoint(f: Callable[..., Any], t: Any, y: Any, H: Any, n: Any) -> Any:
     h = H / n
     z0 = y
     z1 = [a + h * b for a, b in zip(y, f(t, y), strict=True)]
@@ -32,9 +35,9 @@ def _midpoint(f, t, y, H, n):
     return [(a + b + h * c) / 2 for a, b, c in zip(z1, z0, last, strict=True)]
 
 
-def step(f, t, y, H, tol, kmax):
+def step(f: Callable[..., Any], t: Any, y: Any, H: Any, tol: Any, kmax: Any) -> Any:
     """One extrapolated step; (y_new, columns used) or (None, kmax) if not converged."""
-    rows = []
+    rows: list = []
     for j in range(1, kmax + 1):
         row = [_midpoint(f, t, y, H, 2 * j)]
         for k in range(1, j):
@@ -50,7 +53,8 @@ def step(f, t, y, H, tol, kmax):
     return None, kmax
 
 
-def integrate_mp(f, t_out, y0, dps, breakpoints=(), max_steps=100_000):
+def integrate_mp(f: Callable[..., Any], t_out: Any, y0: Any, dps: Any,
+                 breakpoints: Any = (), max_steps: Any = 100_000) -> Any:
     """Integrate ``dy/dt = f(t, y, phase)`` (lists of mpf) from ``t = 0``.
 
     ``phase`` is the number of ``breakpoints`` at or before the start of the
@@ -71,7 +75,7 @@ def integrate_mp(f, t_out, y0, dps, breakpoints=(), max_steps=100_000):
         for stop in stops:
             phase = sum(1 for b in bps if b <= t)
 
-            def g(tt, yy, phase=phase):
+            def g(tt: Any, yy: Any, phase: Any = phase) -> Any:
                 return f(tt, yy, phase)
             while t < stop:
                 h = min(H, stop - t)

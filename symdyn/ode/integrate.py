@@ -39,15 +39,16 @@ Layer 1, ode.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..base.arithmetic import all_finite
 from ..base.checks import finite_array, shown
-from . import dop853
 from .attempt import Attempt, take
-from .control import controller_or_default
+from .control import Controller, controller_or_default
 from .events import check as check_events
 from .events import crossed
 from .events import locate as locate_root
@@ -57,11 +58,12 @@ from .methods import (
     DOP853,
     ORDER6,
     ORDER7,
+    ExplicitPair,
     initial_step,
-    stage_sums_workspace,
     stiffness,
 )
-from .outputs import Output, Stops, land, read, restart, serve_ends
+from .outputs import Output, Stops, read, serve_ends
+from .rk import AheadSums
 from .stiffness import Methods
 
 REFRESH_STEPS = 10           # accepted steps between calls of ``refresh``
@@ -81,7 +83,7 @@ class BatchSolution:
     """``y[m, k, :]``: member ``m`` at output time ``k``; ``status`` a
     :class:`Status` (``SUCCESS`` when ``success``, the default then)."""
 
-    y: np.ndarray
+    y: np.ndarray | None
     nfev: int
     nsteps: np.ndarray
     success: bool
@@ -91,7 +93,7 @@ class BatchSolution:
     y_events: np.ndarray | None = None        # (M, events, dim): the state there
     status: Status | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.status is None:
             if not self.success:
                 raise ValueError("status: required for a failed integration")
@@ -100,7 +102,7 @@ class BatchSolution:
             raise ValueError(f"status: {self.status} contradicts success={self.success}")
 
 
-def _check(t_out, y0, rtol, atol):
+def _check(t_out: np.ndarray, y0: np.ndarray, rtol: Any, atol: Any) -> Any:
     t_out = np.asarray(t_out, dtype=float)
     y0 = np.asarray(y0)
     if y0.dtype not in (np.float32, np.float64):
@@ -113,10 +115,12 @@ def _check(t_out, y0, rtol, atol):
     return t_out, y0, rtol, atol
 
 
-def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
-              max_steps=200_000, project=None, record=None,
-              refresh=None, stiff=False, events=None, controller=None,
-              dense_output=ORDER7) -> BatchSolution:
+def integrate(f: Callable[..., Any], t_out: Any, y0: Any, args: tuple = (), *, rtol: Any,
+              atol: Any, breakpoints: Sequence[float] = (), max_steps: int = 200_000,
+              project: Callable[..., Any] | None = None, record: Callable[..., Any] | None = None,
+              refresh: Callable[..., Any] | None = None, stiff: bool = False,
+              events: Any = None, controller: Controller | None = None,
+              dense_output: str = ORDER7, method: ExplicitPair = DOP853) -> BatchSolution:
     """Integrate ``dy/dt = f(t, y, phase, *args)`` from ``t = 0`` for every member.
 
     Parameters
@@ -186,6 +190,11 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         :mod:`symdyn.ode.dense` from the step's own stages, no evaluation, but
         up to about 20x less accurate between the step ends on smooth
         nonlinear problems (``benchmarks/output_accuracy.py``).
+    method : ExplicitPair
+        The explicit pair (:class:`symdyn.ode.methods.ExplicitPair`):
+        :data:`~symdyn.ode.methods.DOP853` (default) or any pair declared by
+        its table, e.g. :data:`~symdyn.ode.methods.DP54` (its own
+        interpolant; ``dense_output`` applies to DOP853).
 
     Returns
     -------
@@ -199,6 +208,9 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
     t_out, y0, rtol, atol = _check(t_out, y0, rtol, atol)
     max_steps = _count(max_steps)
     events = check_events(events)
+    if not isinstance(method, ExplicitPair):
+        raise ValueError(f"method must be an ExplicitPair (symdyn.ode.methods), "
+                         f"got {shown(method)}")
     if dense_output not in DENSE_OUTPUTS:
         raise ValueError(f"dense_output must be one of {', '.join(DENSE_OUTPUTS)}, "
                          f"got {shown(dense_output)}")
@@ -206,127 +218,178 @@ def integrate(f, t_out, y0, args=(), *, rtol, atol, breakpoints=(),
         raise ValueError("events: not with stiff=True (Rosenbrock steps have no dense "
                          "output to locate them on)")
     return _Driver(f, t_out, y0, args, rtol, atol, breakpoints, project, record, refresh,
-                   stiff, events, controller_or_default(controller), dense_output).run(max_steps)
+                   stiff, events, controller_or_default(controller), dense_output,
+                   method).run(max_steps)
 
 
-def _count(max_steps):
+def _count(max_steps: Any) -> Any:
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) \
             or max_steps < 1:
         raise ValueError(f"max_steps must be an integer >= 1, got {shown(max_steps)}")
     return int(max_steps)
 
 
-class _Driver:
-    """The loop's state: per member its time, state, first stage, step size,
-    next stop and output, the last accepted error (the floor's prediction),
-    and the events' values."""
+@dataclass(slots=True)
+class State:
+    """The driver's loop state, one entry per member (index ``m``): time ``t``,
+    state ``y``, its first stage ``fy``, next step size ``h``; the index of
+    the next stop (``stop``) and output (``following``); attempted steps
+    (``nsteps``), accepted ones (``accepted``, for ``refresh``), whether the
+    last attempt was rejected and whether it failed; the controller's memory
+    (``last_err``, ``last_h``: the last full accepted step); the components
+    that still move (``dims``); the events' values ``g`` and first roots;
+    and the batch's: the unfinished members (``active``), the evaluations
+    (``nfev``) and the earliest next output time (None: not known). Only the
+    driver's methods change it."""
 
-    def __init__(self, f, t_out, y0, args, rtol, atol, breakpoints, project, record,
-                 refresh, stiff, events, control, dense_output):
+    t: np.ndarray
+    y: np.ndarray
+    fy: np.ndarray
+    h: np.ndarray
+    stop: np.ndarray
+    following: np.ndarray
+    nsteps: np.ndarray
+    accepted: np.ndarray
+    rejected: np.ndarray
+    failed: np.ndarray
+    last_err: np.ndarray
+    last_h: np.ndarray
+    dims: np.ndarray
+    g: np.ndarray
+    t_events: np.ndarray
+    y_events: np.ndarray
+    active: np.ndarray
+    nfev: int
+    earliest: float | None = None
+
+    @classmethod
+    def start(cls, t: Any, y: Any, fy: Any, h: Any, any_stop: bool, n_events: int) -> State:
+        """Every member at its start (two evaluations spent: ``fy`` and the
+        initial step's)."""
+        M, dim = y.shape
+        zeros = np.zeros(M, dtype=int)
+        return cls(t=t, y=y, fy=fy, h=h, stop=zeros.copy(), following=zeros.copy(),
+                   nsteps=zeros.copy(), accepted=zeros.copy(),
+                   rejected=np.zeros(M, dtype=bool), failed=np.zeros(M, dtype=bool),
+                   last_err=np.zeros(M), last_h=np.ones(M), dims=np.full(M, dim),
+                   g=np.zeros((M, n_events)),
+                   t_events=np.full((M, n_events), np.nan),
+                   y_events=np.full((M, n_events, dim), np.nan),
+                   active=np.arange(M) if any_stop else np.arange(0), nfev=2)
+
+
+class _Driver:
+    """One integration: the problem (field, outputs, stops, hooks, method and
+    the stiffness switch), its :class:`State` ``s``, and the loop
+    (:meth:`run`: :meth:`sweep` until no member is active; a sweep takes one
+    step of every active member, :meth:`advance` what the accepted steps
+    bring: events, outputs, new states, stops, ``refresh``)."""
+
+    def __init__(self, f: Callable[..., Any], t_out: np.ndarray, y0: np.ndarray, args: tuple,
+                 rtol: np.ndarray, atol: np.ndarray, breakpoints: Sequence[float],
+                 project: Callable[..., Any] | None, record: Callable[..., Any] | None,
+                 refresh: Callable[..., Any] | None, stiff: bool, events: list,
+                 control: Controller, dense_output: str, method: ExplicitPair) -> None:
         M, dim = y0.shape
-        self.control, self.dense_output = control, dense_output
+        self.control, self.dense_output, self.method = control, dense_output, method
         self.f, self.t_out, self.args, self.rtol, self.atol = f, t_out, tuple(args), rtol, atol
         self.project, self.refresh, self.events = project, refresh, events
         self.stops = stops = Stops.build(t_out, breakpoints)
         self.dense = stops.dense(t_out)          # which steps make their extension
         self.out = Output(record, M, len(t_out), dim)
-        self.following = np.zeros(M, dtype=int)      # index of each member's next output
-        self._earliest = None       # the earliest next output time (None: not known)
-        self.t, self.y = np.zeros(M), y0.copy()
-        self.fy = f(self.t, self.y, stops.phase(self.t), *args)
+        self.K = np.empty((method.stages, M, dim), dtype=y0.dtype)
+        self.work = AheadSums(y0.dtype)
+        self.mode = Methods(M, stiff, dim, y0.dtype, method)
+        t = np.zeros(M)
+        fy = f(t, y0, stops.phase(t), *args)
+        h = initial_step(f, y0, fy, (stops.phase(t),) + self.args, rtol, atol, t_out[-1],
+                         method.error_order)
+        self.s = s = State.start(t, y0.copy(), fy, h, len(stops.times) > 0, len(events))
+        s.g = event_values(events, s.t, s.y, self.args)
         if t_out[0] == 0:
-            self.out.save(np.arange(M), self.following, y0)
-            self.following += 1
-        self.h = initial_step(f, self.y, self.fy, (stops.phase(self.t),) + self.args, rtol,
-                              atol, t_out[-1])
-        self.nfev = 2
-        self.stop, self.nsteps = np.zeros(M, dtype=int), np.zeros(M, dtype=int)
-        self.failed, self.rejected = np.zeros(M, dtype=bool), np.zeros(M, dtype=bool)
-        self.last_err, self.last_h = np.zeros(M), np.ones(M)   # last full accepted step
-        self.active = np.arange(M) if len(stops.times) else np.arange(0)
-        self.K = np.empty((dop853.N_EXTENDED, M, dim), dtype=y0.dtype)
-        self.work = stage_sums_workspace(M, dim, y0.dtype)
-        self.dims, self.accepted = np.full(M, dim), np.zeros(M, dtype=int)
-        self.mode = Methods(M, stiff, dim, y0.dtype)
-        self.g = event_values(events, self.t, self.y, self.args)
-        self.t_events = np.full((M, len(events)), np.nan)
-        self.y_events = np.full((M, len(events), dim), np.nan)
+            self.out.save(np.arange(M), s.following, y0)
+            s.following += 1
 
-    def run(self, max_steps):
-        while self.active.size:
+    def run(self, max_steps: Any) -> Any:
+        while self.s.active.size:
             self.sweep(max_steps)
-        t, nsteps, failed, mode = self.t, self.nsteps, self.failed, self.mode
-        ev = (self.t_events, self.y_events) if self.events else (None, None)
+        t, nsteps, failed, mode = self.s.t, self.s.nsteps, self.s.failed, self.mode
+        ev = (self.s.t_events, self.s.y_events) if self.events else (None, None)
         if failed.any():
             m = int(np.flatnonzero(failed)[0])
             status = Status.STEP_TOO_SMALL if nsteps[m] < max_steps else Status.MAX_STEPS
             why = (f"step size fell below {self.control.min_relative_step:g} t (non-finite "
                    "or stiff right-hand side)" if status is Status.STEP_TOO_SMALL
                    else f"more than {max_steps} steps")
-            return BatchSolution(self.out.y, self.nfev, nsteps, False,
-                                 f"integration failed for {failed.sum()} member(s), "
-                                 f"first #{m} at t = {t[m]:.6g}: {why}", mode.stiff_steps, *ev,
-                                 status=status)
-        return BatchSolution(self.out.y, self.nfev, nsteps, True, Status.SUCCESS.value,
-                             mode.stiff_steps, *ev)
+            return BatchSolution(y=self.out.y, nfev=self.s.nfev, nsteps=nsteps, success=False,
+                                 message=f"integration failed for {failed.sum()} member(s), "
+                                 f"first #{m} at t = {t[m]:.6g}: {why}",
+                                 stiff_steps=mode.stiff_steps, t_events=ev[0],
+                                 y_events=ev[1], status=status)
+        return BatchSolution(y=self.out.y, nfev=self.s.nfev, nsteps=nsteps, success=True,
+                             message=Status.SUCCESS.value, stiff_steps=mode.stiff_steps,
+                             t_events=ev[0], y_events=ev[1])
 
-    def sweep(self, max_steps):
+    def sweep(self, max_steps: Any) -> None:
         """One attempted step of every active member."""
-        active, h, mode, last_err = self.active, self.h, self.mode, self.last_err
+        active, h, mode, last_err = self.s.active, self.s.h, self.mode, self.s.last_err
         # every member active: slices (views), no gathers or scatters
-        sel = slice(None) if active.size == len(self.t) else active
-        ta, ya, fa = self.t[sel], self.y[sel], self.fy[sel]
+        sel = slice(None) if active.size == len(self.s.t) else active
+        ta, ya, fa = self.s.t[sel], self.s.y[sel], self.s.fy[sel]
         arga = (self.stops.phase(ta),) + (self.args if sel is not active
                                           else tuple(a[active] for a in self.args))
-        stop_time = self.stops.times[self.stop[sel]]
-        target = mode.target(active, ta, stop_time, self.t_out, self.following)
-        h_a, rejected = h[sel], self.rejected[sel]
+        stop_time = self.stops.times[self.s.stop[sel]]
+        split = mode.split(active)
+        target = mode.target(split, active, stop_time, self.t_out, self.s.following)
+        h_a, rejected = h[sel], self.s.rejected[sel]
         step = np.minimum(h_a, target - ta)
         clipped = step >= target - ta
         with np.errstate(all="ignore"):
             t_new = np.where(clipped, target, ta + step)
-            taken = take(self.f, mode, Attempt(
+            taken = take(self.f, self.method, mode, split, Attempt(
                 active=active, sel=sel, t=ta, y=ya, fy=fa, h=step, t_new=t_new, args=arga,
-                after_rejection=rejected), self.K, self.work, self.atol, self.rtol, self.dims)
+                after_rejection=rejected), self.K, self.work, self.atol, self.rtol, self.s.dims)
             y_new, f_new, err, cost = taken.y_new, taken.f_new, taken.err, taken.cost
-            predicted = self.control.predicted(last_err[sel], step / self.last_h[sel],
-                                               DOP853.exponent)
+            predicted = self.control.predicted(last_err[sel], step / self.s.last_h[sel],
+                                               self.method.exponent)
             finite = _finite_rows(y_new, f_new, err)
-        self.nfev += cost
+        self.s.nfev += cost
         accept, new_h = self.control.next_step(step, h_a, err, finite, clipped, rejected,
                                                predicted, mode.exponent(active))
-        self.rejected[sel] = ~accept
-        keep = accept & ~clipped & mode.explicit
+        self.s.rejected[sel] = ~accept
+        keep = accept & ~clipped & split.explicit
         if keep.any():
             at = keep if sel is not active else active[keep]
-            last_err[at], self.last_h[at] = err[keep], step[keep]
+            last_err[at], self.s.last_h[at] = err[keep], step[keep]
         too_small = self.control.too_small(new_h, ta)
-        self.advance(accept, clipped, ta, ya, step, t_new, arga, taken, stop_time,
+        self.advance(split, accept, clipped, ta, ya, step, t_new, arga, taken, stop_time,
                      mode.edge(active, step, taken.lam))
-        mode.switch(active, accept & ~clipped, step, new_h, last_err, taken.lam)
+        last_err[mode.switch(split, active, accept & ~clipped, step, new_h, taken.lam)] = 0.0
         if self.refresh is not None:
             self.renew(active[accept])
         h[sel] = new_h
-        nsteps = self.nsteps[sel] + 1
-        self.nsteps[sel] = nsteps
+        nsteps = self.s.nsteps[sel] + 1
+        self.s.nsteps[sel] = nsteps
         failed = (too_small & ~accept) | (nsteps >= max_steps)
         if failed.any():
-            self.failed[active[failed]] = True
-        done = (self.stop[sel] >= len(self.stops.times)) | failed
+            self.s.failed[active[failed]] = True
+        done = (self.s.stop[sel] >= len(self.stops.times)) | failed
         if done.any():
-            self.active = active[~done]
+            self.s.active = active[~done]
 
-    def advance(self, accept, clipped, ta, ya, step, t_new, arga, taken, stop_time, z):
+    def advance(self, split: Any, accept: np.ndarray, clipped: np.ndarray, ta: np.ndarray,
+                ya: np.ndarray, step: Any, t_new: np.ndarray, arga: Any, taken: Any,
+                stop_time: np.ndarray, z: Any) -> Any:
         """The accepted steps: their continuous extensions, events, outputs, the
         new states, the stops. ``z``: each step's :math:`h\\lambda` as the
         stiffness switch keeps it (None without the switch)."""
-        f, active, t, y, fy = self.f, self.active, self.t, self.y, self.fy
+        active, t, y, fy = self.s.active, self.s.t, self.s.y, self.s.fy
         y_new, f_new = taken.y_new, taken.f_new
-        ex = self.mode.explicit_rows
+        ex = split.rows
         idx = active[accept]
         every = idx.size == accept.size     # every row accepted: no boolean gathers
 
-        def accepted(x):
+        def accepted(x: np.ndarray) -> Any:
             return x if every else x[accept]
         t_end, y_end = t_new, y_new
         if self.events:
@@ -335,18 +398,18 @@ class _Driver:
             F = None
             if self.dense:                  # only the steps that hold an output
                 pe = np.flatnonzero(accept[ex])     # accepted DOP853 steps: Ka's rows
-                nxt = self.following[active[ex][pe]]
+                nxt = self.s.following[active[ex][pe]]
                 K = len(self.t_out)
                 pe = pe[(nxt < K) & (self.t_out[np.minimum(nxt, K - 1)] < t_end[ex][pe])]
                 F = self.extension(pe, ex, ta, ya, step, arga, taken, z)
             if F is not None:       # (without, no output lies inside a step)
-                def rows(x):
+                def rows(x: np.ndarray) -> Any:
                     return x[ex][pe]
-                read(self.t_out, self.out, self.following, self.project, rows(active),
+                read(self.t_out, self.out, self.s.following, self.project, rows(active),
                      rows(ta), rows(ya), rows(step), rows(t_end), F)
-            serve_ends(self.t_out, self.out, self.following, self.project, idx,
+            serve_ends(self.t_out, self.out, self.s.following, self.project, idx,
                         accepted(t_end), accepted(y_end))
-            self._earliest = None           # following moved
+            self.s.earliest = None           # following moved
         if self.project is not None and idx.size:
             if every:
                 y_end = self.project(y_end)
@@ -359,17 +422,16 @@ class _Driver:
             y[idx], fy[idx] = accepted(y_end), accepted(f_new)
         on_stop = accept & clipped & (t_end == stop_time)
         if on_stop.any():
-            self.nfev += land(f, self.args, self.stops, active[on_stop], self.stop, t, y,
-                               fy, self.last_err)
-            self.mode.renew(active[on_stop])
+            self.land(active[on_stop])
 
-    def extension(self, pe, ex, ta, ya, step, arga, taken, z):
+    def extension(self, pe: np.ndarray, ex: np.ndarray, ta: np.ndarray, ya: np.ndarray, step: Any,
+                  arga: Any, taken: Any, z: Any) -> Any:
         """The continuous extensions of the accepted DOP853 steps at explicit
         rows ``pe`` (None if there are none), by ``dense_output``; ``z``: the
         steps' :math:`h\\lambda` kept by the switch, else measured here."""
         if not pe.size:
             return None
-        def rows(x):
+        def rows(x: np.ndarray) -> Any:
             return x[ex][pe]
         Ka = taken.K if pe.size == taken.K.shape[1] else taken.K[:, pe]
         return self._dense(rows(ta), rows(ya), rows(step), rows(taken.y_new),
@@ -377,35 +439,37 @@ class _Driver:
                            None if z is None else rows(z),
                            taken.y_last if pe.size == taken.K.shape[1] else taken.y_last[pe])
 
-    def _dense(self, t, y, h, y_new, args, K, z, y_last):
+    def _dense(self, t: Any, y: Any, h: Any, y_new: np.ndarray, args: Any, K: Any, z: Any,
+               y_last: Any) -> Any:
         """:func:`~symdyn.ode.methods.dense_coefficients` of these steps (their
         :math:`h\\lambda` measured from the stages where ``z`` is None)."""
         with np.errstate(all="ignore"):
             if z is None and self.dense_output != ORDER6:
-                z = stiffness(K, h, y_new, y_last)
-            F, cost = DOP853.dense(self.f, t, y, h, y_new, args, K, z, self.dense_output)
-        self.nfev += cost
+                z = stiffness(K, h, y_new, y_last, self.method.tab.N_STAGES)
+            F, cost = self.method.dense(self.f, t, y, h, y_new, args, K, z, self.dense_output)
+        self.s.nfev += cost
         return F
 
-    def _outputs_by(self, t_end):
+    def _outputs_by(self, t_end: np.ndarray) -> Any:
         """Whether some member's next output time is at or before the latest
         step's end (else no output is served: no output inside any step)."""
-        if self._earliest is None:      # following only moves when outputs are served
-            first = self.following.min()
-            self._earliest = self.t_out[first] if first < len(self.t_out) else np.inf
-        return self._earliest <= t_end.max()
+        if self.s.earliest is None:      # following only moves when outputs are served
+            first = self.s.following.min()
+            self.s.earliest = self.t_out[first] if first < len(self.t_out) else np.inf
+        return self.s.earliest <= t_end.max()
 
-    def locate(self, accept, ta, ya, step, t_new, arga, taken, F=None):
+    def locate(self, accept: np.ndarray, ta: np.ndarray, ya: np.ndarray, step: Any,
+               t_new: np.ndarray, arga: Any, taken: Any, F: Any = None) -> Any:
         """Evaluate the events after the accepted steps; locate the first root
         of each on the continuous extension (``F``: those of every accepted
         step, if made), and stop the members whose terminal event fired.
         Returns the steps' ends (the root for those)."""
-        active, events, y_new = self.active, self.events, taken.y_new
+        active, events, y_new = self.s.active, self.events, taken.y_new
         p = np.flatnonzero(accept)
         m, sub = active[p], tuple(a[p] for a in arga[1:])
-        g_new, g_old = event_values(events, t_new[p], y_new[p], sub), self.g[m]
-        hit = crossed(events, g_old, g_new) & np.isnan(self.t_events[m])
-        self.g[m] = g_new
+        g_new, g_old = event_values(events, t_new[p], y_new[p], sub), self.s.g[m]
+        hit = crossed(events, g_old, g_new) & np.isnan(self.s.t_events[m])
+        self.s.g[m] = g_new
         rows = np.flatnonzero(hit.any(axis=1))
         if not rows.size:
             return t_new, y_new
@@ -420,33 +484,52 @@ class _Driver:
         for j, e in enumerate(events):
             r = np.flatnonzero(hit[rows, j])
             tr, yr = locate_root(e.g, ta[q[r]], ya[q[r]], step[q[r]], [c[r] for c in F],
-                                 DOP853.interpolate, tuple(a[q[r]] for a in arga[1:]),
+                                 self.method.interpolate, tuple(a[q[r]] for a in arga[1:]),
                                  g_old[rows[r], j])
-            self.t_events[mq[r], j], self.y_events[mq[r], j] = tr, yr
+            self.s.t_events[mq[r], j], self.s.y_events[mq[r], j] = tr, yr
             if e.terminal:
                 sooner = tr < first[r]
                 first[r[sooner]] = tr[sooner]
                 t_end[q[r[sooner]]], y_end[q[r[sooner]]] = tr[sooner], yr[sooner]
         done = np.isfinite(first)
-        self.stop[mq[done]] = len(self.stops.times)       # terminal: the member stops
+        self.s.stop[mq[done]] = len(self.stops.times)       # terminal: the member stops
         return t_end, y_end
 
-    def renew(self, idx):
+    def renew(self, idx: np.ndarray) -> None:
         """``refresh`` of the particles: every :data:`REFRESH_STEPS` accepted steps."""
         if self.refresh is None:
             return
-        self.accepted[idx] += 1
-        due = idx[self.accepted[idx] % REFRESH_STEPS == 0]
+        self.s.accepted[idx] += 1
+        due = idx[self.s.accepted[idx] % REFRESH_STEPS == 0]
         if due.size:
-            rows = self.y[due]
-            changed, self.dims[due] = self.refresh(due, rows)
-            self.y[due[changed]] = rows[changed]
+            rows = self.s.y[due]
+            changed, self.s.dims[due] = self.refresh(due, rows)
+            self.s.y[due[changed]] = rows[changed]
             self.mode.renew(due[changed])
-            self.nfev += restart(self.f, self.args, self.stops, due[changed], self.t,
-                                  self.y, self.fy, self.last_err)
+            self.restart(due[changed])
 
 
-def _finite_rows(y, fy, err):
+    def land(self, landed: np.ndarray) -> None:
+        """Members ``landed`` on their next stop move on to the next one; after
+        a breakpoint the stages restart."""
+        k = self.s.stop[landed]
+        self.s.stop[landed] += 1
+        # new phase: no first-same-as-last reuse, and no error prediction across it
+        self.restart(landed[self.stops.is_break[k]])
+        self.mode.renew(landed)
+
+    def restart(self, members: np.ndarray) -> None:
+        """A new right-hand side for ``members``: their first stage anew."""
+        if not members.size:
+            return
+        s = self.s
+        s.fy[members] = self.f(s.t[members], s.y[members], self.stops.phase(s.t[members]),
+                               *(a[members] for a in self.args))
+        s.last_err[members] = 0.0
+        s.nfev += 1
+
+
+def _finite_rows(y: Any, fy: Any, err: np.ndarray) -> Any:
     """Per member, whether ``y``, ``fy`` (rows) and ``err`` are all finite: the
     common case by :func:`~symdyn.base.arithmetic.all_finite` of each (numpy's
     reductions over a short last axis cost more than the step's arithmetic),

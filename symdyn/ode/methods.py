@@ -1,25 +1,25 @@
-r"""Integration methods as objects: a tableau (or rule), an order, an error
-estimate and a step, and the step-size controller they share.
+r"""Integration methods as objects: what the driver dispatches through.
 
-* :data:`DOP853`: the Dormand-Prince 8(5,3) pair of :mod:`symdyn.ode.dop853`
-  (Hairer, Norsett & Wanner, *Solving ODEs I*, II.10), with its continuous
-  extension (dense output: Hairer's ``contd8`` of order 7, or the order-6
-  extension of :mod:`symdyn.ode.dense`; :func:`dense_coefficients`,
-  :func:`interpolate`);
-  a batch of members steps by one array operation per stage, every linear
-  combination summed left to right in a fixed order (:func:`_combine`), so a
-  member's result does not depend on its batch;
+Each is a :class:`Method` (as scipy's ``OdeSolver._step_impl`` and
+``_dense_output_impl``, diffrax's ``AbstractSolver.step``): ``step(f, t, y,
+fy, h, t_new, args, state)`` returns a :class:`Step` (the new states, the
+error estimate, ``f(t_new, y_new)``); ``error`` measures the estimate (1 at
+the tolerance); the controller's ``exponent``; where the method has one, its
+continuous extension (``dense``, ``interpolate``). The methods never see the
+step-size controller (:class:`symdyn.ode.control.Controller`), which sees
+only their errors.
+
+* :class:`ExplicitPair`: an explicit Runge-Kutta pair declared by its table
+  (a module: :mod:`symdyn.ode.dop853`, :mod:`symdyn.ode.dp54`), stepped by
+  the one stage loop of :mod:`symdyn.ode.rk` on arrays (a batch: one array
+  operation per stage, every sum rounded in a fixed order, so a member's
+  result does not depend on its batch) or on Python floats (one member, the
+  same roundings). :data:`DOP853` (Hairer, Norsett & Wanner, *Solving ODEs
+  I*, II.10) has Hairer's ``contd8`` of order 7 as its dense output, or the
+  order-6 extension of :mod:`symdyn.ode.dense`; a pair with a declared
+  interpolant ``P`` (:data:`DP54`) uses it.
 * :data:`ROS34PW2`: the Rosenbrock-W method of :mod:`symdyn.ode.rosenbrock`
-  for stiff members;
-* :data:`EXTRAPOLATION`: Gragg-Bulirsch-Stoer extrapolation in mpmath
-  (:mod:`symdyn.ode.extrapolation`), one member at a time.
-
-Each is a :class:`Method`: the contract the driver dispatches through (as
-scipy's ``OdeSolver._step_impl`` and ``_dense_output_impl``): ``step``, the
-error of a step (``error``, 1 at the tolerance), the continuous extension
-(``dense``, ``interpolate``; DOP853 only) and the controller's
-``exponent``. The methods never see the step-size controller
-(:class:`symdyn.ode.control.Controller`), which sees only their errors.
+  for stiff members (its ``state`` the Jacobian and the time derivative).
 
 The driver that owns the loop is :func:`symdyn.ode.integrate.integrate`.
 
@@ -28,51 +28,34 @@ Layer 1, ode.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from types import ModuleType
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..base.arithmetic import einsum
-from . import dense, dop853, extrapolation, rosenbrock
-from .control import dop853_norm, error_scale
+from . import dense, dop853, dp54, rk, rosenbrock
+from .control import dop853_norm, error_scale, rms_norm
 
 FALLBACK_STEP = 1e-6         # first step when the estimate is not usable
 
 _S = dop853.N_STAGES
 
 
-def _combine(weights, K, out=None, tmp=None):
-    """sum_j weights[j] * K[j], in a fixed order: a member's result does not
-    depend on the batch it is computed in (unlike a BLAS reduction).
-
-    Each term is rounded, then added, left to right (zero weights skipped),
-    in place in ``out`` with ``tmp`` as scratch (both shaped like ``K[0]``;
-    allocated when not given): the same roundings as ``w0*K0 + w1*K1 + ...``
-    without a temporary array per term.
-    """
-    weights = weights.tolist() if hasattr(weights, "tolist") else weights
-    out = np.empty_like(K[0]) if out is None else out
-    np.multiply(K[0], weights[0], out=out)   # Python floats: float32 stays float32
-    for j in range(1, len(weights)):
-        if weights[j] != 0:
-            tmp = np.empty_like(out) if tmp is None else tmp
-            np.multiply(K[j], weights[j], out=tmp)
-            np.add(out, tmp, out=out)
-    return out
-
-
-def _rms(x):
+def _rms(x: np.ndarray) -> np.ndarray:
     return np.sqrt(np.mean(x * x, axis=-1))
 
 
-def initial_step(f, y, fy, args, rtol, atol, t_end):
+def initial_step(f: Callable[..., Any], y: np.ndarray, fy: np.ndarray, args: tuple, rtol: Any,
+                 atol: Any, t_end: float, error_order: int = dop853.ERROR_ORDER) -> np.ndarray:
     """First step of every member from ``t = 0`` (Hairer et al. II.4).
 
     With :math:`d_0 = \\|y\\|`, :math:`d_1 = \\|f\\|` in the weighted RMS norm,
     :math:`h_0 = 0.01\\,d_0/d_1`, :math:`d_2 = \\|f(h_0, y + h_0 f) - f\\|/h_0`:
-    :math:`h = \\min(100 h_0, (0.01/\\max(d_1, d_2))^{1/8}, t_{end})`, as
+    :math:`h = \\min(100 h_0, (0.01/\\max(d_1, d_2))^{1/(q+1)}, t_{end})` (``q``
+    the ``error_order`` of the method's estimate), as
     scipy's ``select_initial_step``. Returns ``h``, shape ``(M,)``; costs one
     evaluation of ``f``.
     """
@@ -87,160 +70,9 @@ def initial_step(f, y, fy, args, rtol, atol, t_end):
         d2 = _rms((f1 - fy) / scale) / h0
         big = np.maximum(d1, d2)
         h1 = np.where(big <= 1e-15, np.maximum(FALLBACK_STEP, h0 * 1e-3),
-                      (0.01 / np.maximum(big, 1e-300)) ** (1 / (dop853.ERROR_ORDER + 1)))
+                      (0.01 / np.maximum(big, 1e-300)) ** (1 / (error_order + 1)))
         h = np.minimum(np.minimum(100 * h0, h1), t_end)
     return np.where(np.isfinite(h) & (h > 0), h, FALLBACK_STEP)
-
-
-def dop853_step(f, t, y, fy, h, t_new, args, K):
-    """One DOP853 step of size ``h`` (shape ``(m,)``) for every row of ``y``.
-
-    Fills ``K[0..12]`` with the stages (``K[0] = fy``, ``K[12] = f(t_new,
-    y_new)``) and returns :math:`y_{new} = y + h \\sum_j b_j k_j`. ``t_new``
-    is ``t + h`` or, for a step clipped onto a stop, the stop itself.
-    """
-    return _dop853(f, t, y, fy, h, t_new, args, K)[0]
-
-
-def _dop853(f, t, y, fy, h, t_new, args, K, work=None):
-    """:func:`dop853_step`, returning ``y_new``, the unscaled sums
-    :math:`\\sum_j e^{(5)}_j k_j` and :math:`\\sum_j e^{(3)}_j k_j`, and the
-    last stage's point :math:`Y_{11}` (also at ``t + h``).
-
-    Small batches (at most :data:`FUSED_FLOATS` floats a stage) take every
-    stage's products with all later weights in one call per stage
-    (:func:`_fused`); larger ones one :func:`_combine` per sum. Both round
-    and add the same terms in the same order, so they agree bit for bit.
-    ``work``: the fused sums' buffers (:func:`stage_sums_workspace`), else
-    made for the step.
-    """
-    if y.size <= FUSED_FLOATS:
-        return _fused(f, t, y, fy, h, t_new, args, K, work)
-    K[0] = fy
-    hs = h[:, None].astype(y.dtype, copy=False)       # float32 states stay float32
-    tmp = np.empty_like(y)
-    for s in range(1, _S):
-        stage = _combine(dop853.A[s, :s], K, tmp=tmp)
-        np.multiply(hs, stage, out=stage)           # y + h * sum_j a_sj k_j
-        K[s] = f(t + dop853.C[s] * h, np.add(y, stage, out=stage), *args)
-    y_new = _combine(dop853.B, K, tmp=tmp)
-    np.multiply(hs, y_new, out=y_new)
-    np.add(y, y_new, out=y_new)
-    K[_S] = f(t_new, y_new, *args)
-    return (y_new, _combine(dop853.E5, K, tmp=tmp), _combine(dop853.E3, K, tmp=tmp),
-            stage)
-
-
-FUSED_FLOATS = 1 << 16      # floats of a stage up to which _fused is used
-_PLANS = {}
-
-
-def stage_sums_workspace(M, dim, dtype):
-    """:class:`StageSums` for up to ``M`` members of ``dim`` components (fewer
-    where a stage of ``M`` would not take the fused path; ``None`` if not one
-    member would). Made once per integration: fresh arrays of up to 8 MB at
-    every step cost more than the sums themselves (the kernel hands out and
-    zeroes new pages; ``benchmarks/solve.py`` measures the step)."""
-    members = min(M, FUSED_FLOATS // dim)
-    return StageSums(members, dim, dtype) if members else None
-
-
-class StageSums:
-    """:func:`_fused`'s sums and products on up to ``members`` members, in one
-    flat buffer: a step of ``m`` members takes its first ``2 (13 + 1) m dim``
-    floats as one contiguous block (numpy's loops over rows strided by the
-    batch size ran at a quarter of the speed). The views a step of ``m``
-    members works on are kept until ``m`` changes (a step makes ~90 of them)."""
-
-    def __init__(self, members, dim, dtype):
-        self.flat = np.empty(2 * (_S + 2) * members * dim, dtype=dtype)
-        self._shape = self._plan = self._views = None
-
-    def views(self, m, dim, plan):
-        """``(S, stages, runs)`` for ``m`` members: the sums ``S`` (14, m, dim);
-        ``stages[s]`` the sum of stage ``s + 1``; ``runs[j]`` per run
-        ``(lo, hi, w)`` of ``plan[j]`` its rows of ``S``, as many rows of
-        scratch, ``w`` and whether it is one row."""
-        if (m, dim) != self._shape or plan is not self._plan:
-            shape = (2, _S + 2, m, dim)
-            S, tmp = self.flat[: math.prod(shape)].reshape(shape)
-            runs = [[(S[lo], tmp[0], w, True) if hi - lo == 1
-                     else (S[lo:hi], tmp[: hi - lo], w, False) for lo, hi, w in p]
-                    for p in plan]
-            self._views, self._shape, self._plan = (S, list(S[: _S - 1]), runs), (m, dim), plan
-        return self._views
-
-
-def _plan(dtype):
-    """Per stage ``j``: the runs ``(lo, hi, w)`` of rows of the sums (stages
-    1..11, ``B``, ``E5``, ``E3``) whose weight of ``k_j`` is not zero, ``w``
-    their weights (shape ``(hi - lo,)``, a scalar for one row; in ``dtype``). ``k_0`` enters
-    every sum (as in :func:`_combine`). Kept per table (a changed table is a
-    new array: tests perturb coefficients)."""
-    tables = (dop853.A, dop853.B, dop853.E5, dop853.E3)
-    key = (*map(id, tables), dtype)
-    if key not in _PLANS:
-        W = np.zeros((_S + 2, _S + 1))
-        for s in range(1, _S):
-            W[s - 1, :s] = dop853.A[s, :s]
-        for r, row in enumerate(tables[1:]):
-            W[_S - 1 + r, : len(row)] = row
-        plans = [[(0, len(W), W[:, 0])]]
-        for j in range(1, _S + 1):
-            rows = np.flatnonzero(W[:, j] != 0)
-            cuts = np.flatnonzero(np.diff(rows) != 1) + 1
-            plans.append([(int(g[0]), int(g[-1]) + 1, W[g, j]) for g in np.split(rows, cuts)
-                          if g.size])
-        _PLANS[key] = [[(lo, hi, w.astype(dtype)[0] if hi - lo == 1 else w.astype(dtype))
-                        for lo, hi, w in p] for p in plans]
-    return _PLANS[key]
-
-
-def _fused(f, t, y, fy, h, t_new, args, K, work=None):
-    """:func:`_dop853` with all the sums in one array ``S``: as soon as ``k_j``
-    is known, its products with the weights of every later sum are taken in
-    one call and added to their sums in another (each sum still gets
-    :math:`w_0 k_0`, then :math:`+ w_j k_j` in increasing ``j``, each term
-    rounded before it is added, as :func:`_combine`)."""
-    plan = _plan(y.dtype)
-    m, dim = y.shape
-    if work is None:                # the driver's holds every batch that comes here
-        work = StageSums(m, dim, y.dtype)
-    S, stages, runs = work.views(m, dim, plan)
-    # float32 states stay float32; h spelled out per component: a product of
-    # two arrays of one shape skips numpy's broadcasting machinery
-    hs = h[:, None].astype(y.dtype, copy=False).repeat(dim, axis=1)
-    times = t + dop853.C[:, None] * h
-    K[0] = fy
-    einsum("r,md->rmd", plan[0][0][2], K[0], out=S)
-    for s in range(1, _S + 1):
-        if s < _S:
-            # y + h * sum_j a_sj k_j (in-place operators: no out= to parse;
-            # + and * commute exactly, so these are the same roundings)
-            stage = stages[s - 1]
-            stage *= hs
-            stage += y
-            K[s] = f(times[s], stage, *args)
-        else:
-            y_new = np.multiply(hs, S[_S - 1])
-            y_new += y
-            K[_S] = f(t_new, y_new, *args)
-        k = K[s]
-        for rows, scratch, w, single in runs[s]:  # the products w_r k_s: one rounding each
-            if single:
-                rows += np.multiply(k, w, out=scratch)
-            else:                   # an outer product (numpy's broadcast is 1.5x slower)
-                rows += einsum("r,md->rmd", w, k, out=scratch)
-    return y_new, S[_S], S[_S + 1], S[_S - 2]
-
-
-def error_norm(K, h, scale, dims=None):
-    """The DOP853 error of a step from its stages ``K``, 1 at the tolerance
-    (:func:`symdyn.ode.control.dop853_norm`; ``dims`` per member, default all
-    components)."""
-    tmp = np.empty_like(K[0])
-    return dop853_norm(_combine(dop853.E5, K, tmp=tmp), _combine(dop853.E3, K, tmp=tmp), h,
-                       scale, scale.shape[1] if dims is None else dims)
 
 
 #: The interpolants of DOP853's dense output (``dense_output=`` of the driver):
@@ -259,17 +91,19 @@ DENSE_OUTPUTS = (ORDER7, ORDER6)
 DENSE_EDGE = 2.0
 
 
-def free_coefficients(y, h, y_new, K):
+def free_coefficients(y: np.ndarray, h: np.ndarray, y_new: np.ndarray,
+                      K: np.ndarray) -> list[np.ndarray]:
     """The seven coefficient rows of the order-6 continuous extension, from
     the step's own 13 stages ``K`` (``K[12] = f(t + h, y_new)``): no
     evaluation (:mod:`symdyn.ode.dense`). :math:`F_0 = y_{new} - y`,
     :math:`F_i = h \\sum_j` ``dense.ROWS[i-1, j]`` :math:`k_j`.
     """
     tmp = np.empty_like(y)
-    return [y_new - y] + [h[:, None] * _combine(row, K, tmp=tmp) for row in dense.ROWS]
+    return [y_new - y] + [h[:, None] * rk.combine_row(row, K, tmp=tmp) for row in dense.ROWS]
 
 
-def contd8_coefficients(f, t, y, h, y_new, args, K):
+def contd8_coefficients(f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: np.ndarray,
+                        y_new: np.ndarray, args: tuple, K: np.ndarray) -> list[np.ndarray]:
     """The seven coefficient rows of Hairer's ``contd8`` (order 7) on a step.
 
     ``K`` holds the 13 stages of the step (``K[12] = f(t + h, y_new)``); the
@@ -281,15 +115,17 @@ def contd8_coefficients(f, t, y, h, y_new, args, K):
     """
     for j, c in enumerate(dop853.C_EXTRA):
         s = _S + 1 + j
-        K[s] = f(t + c * h, y + (h[:, None] * _combine(dop853.A_EXTRA[j, :s], K)
+        K[s] = f(t + c * h, y + (h[:, None] * rk.combine_row(dop853.A_EXTRA[j, :s], K)
                                  ).astype(y.dtype, copy=False), *args)
     delta = y_new - y
     F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
-    F += [h[:, None] * _combine(row, K) for row in dop853.D]
+    F += [h[:, None] * rk.combine_row(row, K) for row in dop853.D]
     return F
 
 
-def dense_coefficients(f, t, y, h, y_new, args, K, z, how=ORDER7):
+def dense_coefficients(f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: np.ndarray,
+                       y_new: np.ndarray, args: tuple, K: np.ndarray, z: Any,
+                       how: str = ORDER7) -> tuple[list[np.ndarray], int]:
     """The continuous extensions of the rows of a batch of steps and the
     evaluations spent: ``contd8`` (order 7, 3 evaluations) where ``how`` is
     :data:`ORDER7` and the step's :math:`h\\lambda` (``z``) is at most
@@ -312,22 +148,39 @@ def dense_coefficients(f, t, y, h, y_new, args, K, z, how=ORDER7):
     return F, 3
 
 
-def stiffness(K, h, y_new, y_last):
-    """Hairer's :math:`h\\lambda = h |k_{12} - k_{11}| / |y_1 - Y_{11}|` per
-    row (``y_last``: the last stage's point :math:`Y_{11}`, also at ``t + h``):
-    where DOP853's step sits relative to its stability limit."""
-    return h * np.sqrt(_sq(K[_S] - K[_S - 1]) / _sq(y_new - y_last))
+def stiffness(K: Any, h: Any, y_new: Any, y_last: Any, s: int  =  dop853.N_STAGES) -> Any:
+    """Hairer's :math:`h\\lambda = h |k_s - k_{s-1}| / |y_1 - Y_{s-1}|` per
+    row (``y_last``: the last stage's point :math:`Y_{s-1}`, also at ``t + h``;
+    ``s``: the pair's stages, DOP853's 12 by default): where the explicit
+    step sits relative to its stability limit. Arrays, or one member's lists
+    of floats (summed left to right; the same ufuncs)."""
+    if isinstance(y_new, list):
+        num = sum((a - b) * (a - b) for a, b in zip(K[s], K[s - 1], strict=True))
+        den = sum((a - b) * (a - b) for a, b in zip(y_new, y_last, strict=True))
+        with np.errstate(all="ignore"):
+            return h * float(np.sqrt(np.float64(num) / np.float64(den)))
+    return h * np.sqrt(_sq(K[s] - K[s - 1]) / _sq(y_new - y_last))
 
 
-def _sq(x):
+def _sq(x: np.ndarray) -> np.ndarray:
     return np.einsum("mi,mi->m", x, x)
 
 
-def interpolate(F, y, x):
-    """The dense output at fraction ``x`` (shape ``(m,)``, in [0, 1]) of the step:
-    :math:`y + x(F_0 + (1-x)(F_1 + x(F_2 + (1-x)(F_3 + x(F_4 + (1-x)(F_5 + x F_6))))))`."""
+def interpolate(F: Sequence[np.ndarray], y: np.ndarray, x: np.ndarray,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """The dense output at fractions ``x`` (in [0, 1]) of steps:
+    :math:`y + x(F_0 + (1-x)(F_1 + x(F_2 + (1-x)(F_3 + x(F_4 + (1-x)(F_5 + x F_6))))))`.
+
+    ``F`` rows and ``y`` of ``m`` steps with ``x`` of shape ``(m,)``, or of one
+    step (rows of one) with ``x`` of shape ``(k,)``: ``k`` outputs of that
+    step, broadcast (the same operations). ``out``: the rows to write (in
+    place: a fresh array of a chunk's size costs page faults). The one-member
+    path does the same operations on floats (``symdyn.ode.scalar``)."""
     x = x[:, None]
-    out = np.zeros_like(y)
+    if out is None:
+        out = np.zeros(np.broadcast_shapes(y.shape, x.shape), dtype=y.dtype)
+    else:
+        out[...] = 0.0
     for i, row in enumerate(reversed(F)):
         out += row
         out *= x if i % 2 == 0 else 1 - x
@@ -335,93 +188,135 @@ def interpolate(F, y, x):
     return out
 
 
+class Step(NamedTuple):
+    """What a method's ``step`` returns: the new states, the error estimate
+    (what ``error`` measures), ``f(t_new, y_new)`` and, for an explicit pair,
+    its last stage's point (Hairer's stiffness estimate; else None)."""
+
+    y_new: Any
+    estimate: Any
+    f_new: Any
+    y_last: Any = None
+
+
 class Method(ABC):
     """What a method gives the driver: ``name``, ``order``, ``error_order``
     (``q``, the order of its error estimate), ``exponent`` (the controller's
-    :math:`-1/(q + 1)`), ``step`` (one step of every row of a batch),
-    ``error`` (a step's error norm, 1 at the tolerance, from what ``step``
-    returned as its estimate) and, where it has one, its continuous extension
-    (``dense``, ``interpolate``; else None: its steps end on every output)."""
+    :math:`-1/(q + 1)`), ``step`` (one step of every row of a batch: a
+    :class:`Step`), ``error`` (a step's error norm, 1 at the tolerance) and,
+    where it has one, its continuous extension (``dense``, ``interpolate``;
+    else None: its steps end on every output)."""
 
     name = ""
     order = error_order = 0
-    dense = interpolate = None
+    dense: Any = None
+    interpolate: Any = None
 
     @property
-    def exponent(self):
+    def exponent(self) -> float:
         """The controller's exponent, :math:`-1/(q + 1)`."""
         return -1.0 / (self.error_order + 1)
 
     @abstractmethod
-    def step(self, *args, **kwargs):
-        """One step of every row of a batch (each method's own signature)."""
+    def step(self, f: Callable[..., Any], t: Any, y: Any, fy: Any, h: Any, t_new: Any,
+             args: tuple, state: Any) -> Step:
+        """One step of size ``h`` of every row of ``y`` (``fy = f(t, y)``), to
+        ``t_new``; ``state``: the method's own (stages, Jacobians)."""
 
-    def error(self, estimate, h, scale, dims=None):
-        """The step's error norm; a method that controls its own error (GBS
-        extrapolation) has none to give the driver's controller."""
-        raise NotImplementedError(f"{self.name} controls its own error: it has no error norm")
+    @abstractmethod
+    def error(self, step: Step, h: Any, scale: Any, dims: Any  =  None) -> Any:
+        """The error norm of ``step``: 1 at the tolerance ``scale``, over
+        ``dims`` components per member (default all)."""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Method {self.name}, order {self.order}({self.error_order})>"
 
 
-class Dop853Step(NamedTuple):
-    """A DOP853 step: the new states, its error estimate (the sums of ``E5``
-    and ``E3`` over the stages) and the last stage's point (Hairer's
-    stiffness estimate)."""
+class Stages(NamedTuple):
+    """An explicit pair's state: the stages ``K`` (stage, member, component),
+    and the sums' holder of the batched loop (:class:`symdyn.ode.rk.AheadSums`,
+    None: a fresh one, or the on-demand sums for large batches)."""
 
-    y_new: np.ndarray
-    sum5: np.ndarray
-    sum3: np.ndarray
-    y_last: np.ndarray
+    K: Any
+    work: Any = None
 
 
-class Dop853(Method):
-    """The Dormand-Prince 8(5,3) pair (:mod:`symdyn.ode.dop853`).
+class ExplicitPair(Method):
+    """An explicit Runge-Kutta pair declared by its table ``tab``
+    (:mod:`symdyn.ode.rk`), stepped by :func:`symdyn.ode.rk.step`: on lists of
+    Python floats (one member) or arrays (a batch: ahead sums up to
+    :data:`symdyn.ode.rk.FUSED_FLOATS` floats a stage, on-demand sums
+    beyond; the same roundings). Its error norm is the table's ``NORM``
+    (``"dop853"``: :func:`~symdyn.ode.control.dop853_norm`; ``"rms"``:
+    :func:`~symdyn.ode.control.rms_norm`); its dense output Hairer's
+    ``contd8`` (DOP853, :func:`dense_coefficients`) or the table's
+    interpolant ``P``."""
 
-    ``step(f, t, y, fy, h, t_new, args, K, work=None)`` fills the stages ``K``
-    (``K[12] = f(t_new, y_new)``) and returns a :class:`Dop853Step`;
-    ``error(step, h, scale, dims)``; ``dense(f, t, y, h, y_new, args, K, z,
-    how)`` (:func:`dense_coefficients`: ``contd8`` or the order-6 extension)
-    and ``interpolate(F, y, x)``."""
+    def __init__(self, tab: ModuleType) -> None:
+        self.tab = tab
+        self.name, self.order, self.error_order = tab.NAME, tab.ORDER, tab.ERROR_ORDER
+        self.stages = tab.N_STAGES + 1 + (len(dop853.C_EXTRA) if tab is dop853 else 0)
+        self.interpolate = interpolate
 
-    name, order, error_order = "DOP853", dop853.ORDER, dop853.ERROR_ORDER
-    dense = staticmethod(dense_coefficients)
-    interpolate = staticmethod(interpolate)
+    def dense(self, f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: np.ndarray,
+              y_new: np.ndarray, args: tuple, K: np.ndarray, z: Any,
+              how: str = ORDER7) -> tuple[list[np.ndarray], int]:
+        """The continuous extension's rows ``F`` of these steps and the
+        evaluations spent (:func:`interpolate` reads them)."""
+        if self.tab is dop853:
+            return dense_coefficients(f, t, y, h, y_new, args, K, z, how)
+        tmp = np.empty_like(y)
+        rows = declared_rows(self.tab)
+        return [y_new - y] + [h[:, None] * rk.combine_row(row, K, tmp=tmp)
+                              for row in rows], 0
 
-    def step(self, f, t, y, fy, h, t_new, args, K, work=None):
-        return Dop853Step(*_dop853(f, t, y, fy, h, t_new, args, K, work))
+    def step(self, f: Callable[..., Any], t: Any, y: Any, fy: Any, h: Any, t_new: Any,
+             args: tuple, state: Any) -> Step:
+        sums: rk.StageSums
+        if isinstance(y, list):
+            sums = rk.FloatSums()
+        elif y.size <= rk.FUSED_FLOATS:
+            sums = state.work if state.work is not None else rk.AheadSums(y.dtype)
+        else:
+            sums = rk.OnDemandSums()
+        done = rk.step(self.tab, f, t, y, fy, h, t_new, args, state.K, sums)
+        return Step(done.y_new, done.errors, state.K[self.tab.N_STAGES], done.y_last)
 
-    def error(self, estimate, h, scale, dims=None):
-        return dop853_norm(estimate.sum5, estimate.sum3, h, scale,
-                           scale.shape[1] if dims is None else dims)
+    def error(self, step: Step, h: Any, scale: Any, dims: Any  =  None) -> Any:
+        if dims is None:
+            dims = len(scale) if isinstance(scale, list) else scale.shape[1]
+        if self.tab.NORM == "dop853":
+            sum5, sum3 = step.estimate
+            return dop853_norm(sum5, sum3, h, scale, dims)
+        return rms_norm(step.estimate[0], h, scale, dims)
+
+
+@lru_cache(maxsize=16)
+def declared_rows(tab: ModuleType) -> np.ndarray:
+    """A pair's declared interpolant ``P`` (weights of :math:`\\theta^{1..}`)
+    in the nested rows of :func:`interpolate`, ``F_1..F_6`` per stage."""
+    beta = np.zeros((dense.DEGREE, tab.N_STAGES + 1))
+    beta[: tab.P.shape[1]] = tab.P.T
+    return dense.nested_rows(beta)[1:]
 
 
 class Ros34pw2(Method):
-    """The Rosenbrock-W method of :mod:`symdyn.ode.rosenbrock`:
-    ``step(f, t, y, fy, h, t_new, args, J, f_t) -> (y_new, error, f_new)``;
-    ``error(error, h, scale, dims)`` its RMS norm. No dense output."""
+    """The Rosenbrock-W method of :mod:`symdyn.ode.rosenbrock`: ``state`` is
+    ``(J, f_t)``, the (lagged) Jacobians and time derivatives; the estimate
+    the difference to the embedded 2nd-order solution, in the RMS norm. No
+    dense output."""
 
     name, order, error_order = "ROS34PW2", rosenbrock.ORDER, rosenbrock.ERROR_ORDER
 
-    def step(self, f, t, y, fy, h, t_new, args, J, f_t):
-        return rosenbrock.step(f, t, y, fy, h, t_new, args, J, f_t)
+    def step(self, f: Callable[..., Any], t: Any, y: Any, fy: Any, h: Any, t_new: Any,
+             args: tuple, state: Any) -> Step:
+        y_new, error, f_new = rosenbrock.step(f, t, y, fy, h, t_new, args, *state)
+        return Step(y_new, error, f_new)
 
-    def error(self, estimate, h, scale, dims=None):
-        e = estimate / scale
+    def error(self, step: Step, h: Any, scale: Any, dims: Any  =  None) -> Any:
+        e = step.estimate / scale
         n = scale.shape[1] if dims is None else dims
         return np.sqrt(np.einsum("mi,mi->m", e, e) / n)
 
 
-class Extrapolation(Method):
-    """Gragg-Bulirsch-Stoer extrapolation in mpmath, one member:
-    ``step(f, t, y, H, tol, kmax) -> (y_new or None, columns)``; its order is
-    that of the columns it used (``order`` 0); it controls its own error."""
-
-    name = "GBS extrapolation (mpmath)"
-
-    def step(self, f, t, y, H, tol, kmax):
-        return extrapolation.step(f, t, y, H, tol, kmax)
-
-
-DOP853, ROS34PW2, EXTRAPOLATION = Dop853(), Ros34pw2(), Extrapolation()
+DOP853, DP54, ROS34PW2 = ExplicitPair(dop853), ExplicitPair(dp54), Ros34pw2()

@@ -1,7 +1,7 @@
 """Where the driver's members stop and what they save.
 
 :class:`Stops`: the times every member must end a step on (breakpoints,
-the last output time; :func:`land`: what happens there); :class:`Output`:
+the last output time; the driver's ``land``: what happens there); :class:`Output`:
 the states at the output times, kept or handed to a ``record`` callback;
 :func:`read`: output times inside the accepted steps, read from DOP853's
 continuous extension (:func:`symdyn.ode.methods.dense_coefficients`: no step
@@ -18,7 +18,9 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +34,7 @@ OUTPUT_FLOATS = 1 << 18
 SOME = "some"
 
 
-def count(t):
+def count(t: Any) -> Any:
     """How many output times ``t`` holds, counted before anything is
     converted (a range of a billion costs nothing to count)."""
     if isinstance(t, (list, tuple, range)):
@@ -50,18 +52,18 @@ class Stops:
     breakpoints: np.ndarray
 
     @classmethod
-    def build(cls, t_out, breakpoints):
+    def build(cls, t_out: np.ndarray, breakpoints: Any) -> Any:
         bps = np.array(sorted(b for b in breakpoints if 0 < b < t_out[-1]), dtype=float)
         times = np.union1d(t_out[-1:][t_out[-1:] > 0], bps)
         return cls(times, np.isin(times, bps), bps)
 
-    def phase(self, t):
+    def phase(self, t: Any) -> Any:
         """Number of breakpoints at or before ``t``."""
         if not self.breakpoints.size:
             return np.zeros(np.shape(t), dtype=np.intp)
         return np.searchsorted(self.breakpoints, t, side="right")
 
-    def dense(self, t_out):
+    def dense(self, t_out: np.ndarray) -> Any:
         """Whether accepted DOP853 steps may need their continuous extension:
         ``SOME`` (the steps that hold an output make it) if an output time lies
         strictly inside the steps' span, else None."""
@@ -72,20 +74,20 @@ class Stops:
 class Output:
     """Stores states at output times, or hands them to ``record``."""
 
-    def __init__(self, record, M, K, dim):
+    def __init__(self, record: Callable[..., Any] | None, M: int, K: int, dim: int) -> None:
         self.record = record
         self.y = None if record is not None else np.full((M, K, dim), np.nan)
 
-    def save(self, members, k_out, rows):
+    def save(self, members: np.ndarray, k_out: np.ndarray, rows: Any) -> None:
         """Output ``k_out[i]`` of member ``members[i]`` is ``rows[i]``: stored,
         or handed to ``record`` in one call for all rows."""
-        if self.record is None:
-            self.y[members, k_out] = rows
-        else:
+        if self.record is not None:
             self.record(k_out, members, rows)
+        elif self.y is not None:
+            self.y[members, k_out] = rows
 
 
-def _inside(t_out, following, idx, t_end):
+def _inside(t_out: np.ndarray, following: np.ndarray, idx: np.ndarray, t_end: np.ndarray) -> Any:
     """The outputs strictly before ``t_end`` of members ``idx`` (rows of a
     step), in time order per member: their rows, the members and the output
     indices; ``following`` moves past them."""
@@ -103,7 +105,7 @@ def _inside(t_out, following, idx, t_end):
     return p[row], m[row], k
 
 
-def _chunks(found, dim):
+def _chunks(found: Any, dim: Any) -> Any:
     """``found`` (:func:`_inside`) in pieces of at most :data:`OUTPUT_FLOATS` floats."""
     if found is None:
         return
@@ -112,7 +114,10 @@ def _chunks(found, dim):
         yield tuple(a[lo:lo + size] for a in found)
 
 
-def read(t_out, out, following, project, idx, ta, ya, step, t_end, F):
+def read(t_out: np.ndarray, out: Output, following: np.ndarray,
+         project: Callable[..., Any] | None,
+         idx: np.ndarray, ta: np.ndarray, ya: np.ndarray, step: Any, t_end: np.ndarray,
+         F: Any) -> None:
     """Save the outputs strictly inside the accepted DOP853 steps (rows of
     ``ta``, ... ; members ``idx``; ``F`` their continuous extensions), read
     from the continuous extension, chunk by chunk of :data:`OUTPUT_FLOATS`."""
@@ -125,25 +130,13 @@ def read(t_out, out, following, project, idx, ta, ya, step, t_end, F):
             y = np.empty((len(q), ya.shape[1]), dtype=ya.dtype)
             for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(q)], strict=True):
                 i = q[a:a + 1]
-                polynomial_at([c[i] for c in F], ya[i], x[a:b], y[a:b])
+                interpolate([c[i] for c in F], ya[i], x[a:b], y[a:b])
         out.save(m, k, y if project is None else project(y))
 
 
-def polynomial_at(F, y, x, out):
-    """:func:`~symdyn.ode.methods.interpolate` of one step (``F``, ``y`` of
-    one row) at many fractions ``x``: the same operations, broadcast, into
-    the rows ``out`` (the batched driver and the one-member path read steps
-    with many outputs through it)."""
-    x = x[:, None]
-    out[...] = 0.0
-    for i, row in enumerate(reversed(F)):
-        out += row
-        out *= x if i % 2 == 0 else 1 - x
-    out += y                # in place: a fresh array of a chunk's size costs page faults
-    return out
-
-
-def serve_ends(t_out, out, following, project, idx, t_new, y_new):
+def serve_ends(t_out: np.ndarray, out: Output, following: np.ndarray,
+               project: Callable[..., Any] | None,
+               idx: np.ndarray, t_new: np.ndarray, y_new: np.ndarray) -> None:
     """Save ``y_new`` of the accepted steps that end on an output time."""
     nxt = following[idx]
     ends = (nxt < len(t_out)) & (t_out[np.minimum(nxt, len(t_out) - 1)] == t_new)
@@ -151,24 +144,3 @@ def serve_ends(t_out, out, following, project, idx, t_new, y_new):
         rows = y_new[ends]
         out.save(idx[ends], nxt[ends], rows if project is None else project(rows))
         following[idx[ends]] += 1
-
-
-def land(f, args, stops, landed, stop, t, y, fy, last_err):
-    """Members ``landed`` on their next stop move on to the next one; after a
-    breakpoint the stages restart. Returns the evaluations spent."""
-    if not landed.size:
-        return 0
-    k = stop[landed]
-    stop[landed] += 1
-    # new phase: no first-same-as-last reuse, and no error prediction across it
-    return restart(f, args, stops, landed[stops.is_break[k]], t, y, fy, last_err)
-
-
-def restart(f, args, stops, members, t, y, fy, last_err):
-    """A new right-hand side for ``members``: evaluate their first stage anew."""
-    if not members.size:
-        return 0
-    fy[members] = f(t[members], y[members], stops.phase(t[members]),
-                    *(a[members] for a in args))
-    last_err[members] = 0.0
-    return 1

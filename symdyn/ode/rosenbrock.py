@@ -27,6 +27,8 @@ Layer 1, ode.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.linalg.lapack import dgetrf as getrf
@@ -67,7 +69,7 @@ MAX_DIM = 600
 CHUNK_FLOATS = 4_000_000
 
 
-def jacobian(f, t, y, fy, args):
+def jacobian(f: Callable[..., Any], t: Any, y: Any, fy: Any, args: Any) -> Any:
     """Forward differences :math:`J_{:,i} = (f(y + \\epsilon_i e_i) - f(y))/\\epsilon_i`
     and :math:`f_t`, with :math:`\\epsilon_i = \\sqrt{u}\\max(|y_i|, 1)` (``u`` the
     unit roundoff), all members and columns in as few calls of ``f`` as memory allows.
@@ -99,7 +101,8 @@ def jacobian(f, t, y, fy, args):
     return J, D[:, dim] / eps_t[:, None], cols
 
 
-def step(f, t, y, fy, h, t_new, args, J, ft):
+def step(f: Callable[..., Any], t: Any, y: Any, fy: Any, h: Any, t_new: np.ndarray, args: Any,
+         J: np.ndarray, ft: np.ndarray) -> Any:
     """One ROS34PW2 step of size ``h`` (shape ``(m,)``) for every row of ``y``.
 
     ``fy = f(t, y)``; ``J``, ``ft``: the (approximate) Jacobian and time
@@ -110,11 +113,12 @@ def step(f, t, y, fy, h, t_new, args, J, ft):
         return _step(f, t, y, fy, h, t_new, args, J, ft)
 
 
-def _step(f, t, y, fy, h, t_new, args, J, ft):
+def _step(f: Callable[..., Any], t: Any, y: Any, fy: Any, h: Any, t_new: np.ndarray, args: Any,
+          J: np.ndarray, ft: np.ndarray) -> Any:
     m, dim = y.shape
     hh = h[:, None]
     solve = factor(np.eye(dim) - (GAMMA * h)[:, None, None] * J)
-    k = []
+    k: list = []
     for i in range(STAGES):
         if i == 0:
             fi = fy
@@ -146,7 +150,7 @@ _THREADS = ThreadpoolController()
 LU_DIM = 32
 
 
-def factor(W):
+def factor(W: np.ndarray) -> Any:
     """``b -> W^{-1} b`` per member (``W``: (m, dim, dim)); NaN rows for a
     member whose ``W`` is not finite or is singular (its step is then
     rejected like any non-finite step). Call it, and its solver, inside
@@ -154,13 +158,13 @@ def factor(W):
     if W.shape[-1] < LU_DIM:
         inverse = _inverse(W)
         return lambda b: np.einsum("mij,mj->mi", inverse, b)
-    factors = [None] * len(W)
+    factors: list = [None] * len(W)
     for i in np.flatnonzero(np.isfinite(W).all(axis=(1, 2))):
         lu, piv, info = getrf(W[i])
         if info == 0:                        # > 0: singular
             factors[i] = lu, piv
 
-    def solve(b):
+    def solve(b: Any) -> Any:
         out = np.full_like(b, np.nan)
         for i, f in enumerate(factors):
             if f is not None:
@@ -169,7 +173,7 @@ def factor(W):
     return solve
 
 
-def _inverse(W):
+def _inverse(W: np.ndarray) -> Any:
     """``W^-1`` per member, one batched call; NaN for a member whose ``W`` is
     not finite or is singular."""
     bad = ~np.isfinite(W).all(axis=(1, 2))
@@ -187,7 +191,7 @@ def _inverse(W):
     return inv
 
 
-def few_threads():
+def few_threads() -> Any:
     """The BLAS thread limit of :data:`BLAS_THREADS` (none with ``None``)."""
     if BLAS_THREADS is None:
         return contextlib.nullcontext()

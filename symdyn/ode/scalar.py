@@ -2,12 +2,13 @@
 
 A batch of one spends most of its time on fixed costs: every numpy call on a
 1-element array costs about a microsecond, and a DOP853 step makes a few
-hundred of them. This module runs *the same method* (the table of
-:mod:`symdyn.ode.dop853`; the controller, error scale and error norm of
-:mod:`symdyn.ode.control`, the very functions the batched driver calls, here
-on Python floats; steps clipped onto breakpoints, the continuous extension
-for output times) on lists of Python floats, with right-hand sides compiled for
-``"float"`` (:func:`symdyn.base.arithmetic.on_floats`).
+hundred of them. This module runs *the same method* (the one stage loop of
+:mod:`symdyn.ode.rk` with its sums on floats, :class:`~symdyn.ode.rk.FloatSums`;
+the controller, error scale and error norm of :mod:`symdyn.ode.control`, the
+very functions the batched driver calls, here on Python floats; steps clipped
+onto breakpoints, the continuous extension for output times) on lists of
+Python floats, with right-hand sides compiled for ``"float"``
+(:func:`symdyn.base.arithmetic.on_floats`).
 
 It raises :class:`GiveUp` where it does not apply or gives up (a right-hand
 side that raises or is not finite, a step below the controller's
@@ -26,64 +27,34 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import dense, dop853
-from .control import controller_or_default, dop853_norm, error_scale
-from .methods import DENSE_EDGE, DENSE_OUTPUTS, DOP853, ORDER7
-from .outputs import polynomial_at
+from .control import controller_or_default, error_scale
+from .methods import (
+    DENSE_EDGE,
+    DENSE_OUTPUTS,
+    DOP853,
+    ORDER7,
+    ExplicitPair,
+    Stages,
+    declared_rows,
+    interpolate,
+    stiffness,
+)
+from .rk import combine_floats
 
-_S = dop853.N_STAGES
 _ARRAY_OUTPUTS = 8      # outputs inside one step from which numpy reads them
-
-
-def _row(weights):
-    """``K -> sum_j weights[j] K[j]`` per component, summed left to right in the
-    order of :func:`symdyn.ode.methods._combine` (zero weights skipped), as one
-    comprehension over the components. The source is generated from the
-    table's own floats (``repr`` round-trips them exactly), never from input."""
-    return _generated(weights, stage=False)
-
-
-def _stage(weights):
-    """``(K, y, h) -> y + h * sum_j weights[j] K[j]`` per component: :func:`_row`
-    and the stage's point in one comprehension (the same operations in the
-    same order as :func:`symdyn.ode.methods._combine` and the driver's
-    ``y + h * inc``)."""
-    return _generated(weights, stage=True)
-
-
-def _generated(weights, stage):
-    terms = [(j, float(w)) for j, w in enumerate(weights) if w != 0 or j == 0]
-    names = ", ".join(["y_"] * stage + [f"k{j}" for j, _ in terms])
-    expr = " + ".join(f"{w!r} * k{j}" for j, w in terms)
-    lists = ", ".join(["y"] * stage + [f"K[{j}]" for j, _ in terms])
-    value = f"y_ + h * ({expr})" if stage else expr
-    source = (f"def combine(K{', y, h' if stage else ''}):\n    return [{value} for {names}"
-              f"{',' if len(terms) + stage == 1 else ''} in zip({lists})]\n")
-    scope = {}
-    exec(compile(source, "<symdyn.ode.scalar>", "exec"), scope)    # noqa: S102
-    return scope["combine"]
-
-
-_A = [None] + [_stage(row[:s]) for s, row in enumerate(dop853.A) if s > 0]
-_B = _stage(dop853.B)
-_E5 = _row(dop853.E5)
-_E3 = _row(dop853.E3)
-_C = [float(x) for x in dop853.C]
-_D6 = [_row(row) for row in dense.ROWS]
-_A_EXTRA = [_stage(row[: _S + 1 + j]) for j, row in enumerate(dop853.A_EXTRA)]
-_C_EXTRA = [float(x) for x in dop853.C_EXTRA]
-_D = [_row(row) for row in dop853.D]
 
 
 class GiveUp(Exception):
     """The scalar path does not apply here; use the batched integrator."""
 
 
-def _call(f, t, y, phase):
+def _call(f: Callable[..., Any], t: Any, y: Any, phase: Any) -> Any:
     try:
         out = f(t, y, phase)
     except (ArithmeticError, ValueError):
@@ -93,39 +64,34 @@ def _call(f, t, y, phase):
     return out
 
 
-def _step(f, t, y, fy, h, t_new, phase, K, dim):
-    """One DOP853 step: ``y_new`` and the last stage's point :math:`Y_{11}`."""
-    K[0] = fy
-    for s in range(1, _S):
-        point = _A[s](K, y, h)
-        K[s] = _call(f, t + _C[s] * h, point, phase)
-    y_new = _B(K, y, h)
-    K[_S] = _call(f, t_new, y_new, phase)
-    return y_new, point
-
-
-def _dense(f, t, y, h, y_new, y_last, phase, K, how):
-    """:func:`symdyn.ode.methods.dense_coefficients` in floats: ``contd8``
-    (three evaluations) unless ``how`` is ``"order6"`` or the step is held by
-    stability (:func:`~symdyn.ode.methods.stiffness` above
-    :data:`~symdyn.ode.methods.DENSE_EDGE`). Returns the rows and the
+def _dense(method: Any, f: Callable[..., Any], t: Any, y: Any, h: Any, y_new: np.ndarray,
+           y_last: Any, phase: Any, K: Any, how: Any) -> Any:
+    """:meth:`symdyn.ode.methods.ExplicitPair.dense` in floats: for DOP853
+    ``contd8`` (three evaluations) unless ``how`` is ``"order6"`` or the step
+    is held by stability (:func:`~symdyn.ode.methods.stiffness` above
+    :data:`~symdyn.ode.methods.DENSE_EDGE`); else the order-6 extension, or
+    another pair's declared interpolant. Returns the rows and the
     evaluations spent."""
+    tab = method.tab
+    S = tab.N_STAGES
     delta = [b - a for a, b in zip(y, y_new, strict=True)]
-    if how == ORDER7:
-        num = sum((a - b) * (a - b) for a, b in zip(K[_S], K[_S - 1], strict=True))
-        den = sum((a - b) * (a - b) for a, b in zip(y_new, y_last, strict=True))
-        with np.errstate(all="ignore"):
-            z = h * float(np.sqrt(np.float64(num) / np.float64(den)))
-        if z <= DENSE_EDGE:
-            for j, c in enumerate(_C_EXTRA):
-                K[_S + 1 + j] = _call(f, t + c * h, _A_EXTRA[j](K, y, h), phase)
-            F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
-                 [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[_S], K[0], strict=True)]]
-            return F + [[h * v for v in row(K)] for row in _D], 3
-    return [delta] + [[h * v for v in row(K)] for row in _D6], 0
+    if tab is not dop853:
+        return [delta] + [[h * v for v in combine_floats(row, K)]
+                          for row in declared_rows(tab)], 0
+    if how == ORDER7 and stiffness(K, h, y_new, y_last, S) <= DENSE_EDGE:
+        for j, c in enumerate(dop853.C_EXTRA):
+            s = S + 1 + j
+            point = [a + h * v for a, v in zip(y, combine_floats(dop853.A_EXTRA[j, :s], K),
+                                               strict=True)]
+            K[s] = _call(f, t + float(c) * h, point, phase)
+        F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
+             [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[S], K[0], strict=True)]]
+        return F + [[h * v for v in combine_floats(row, K)] for row in dop853.D], 3
+    return [delta] + [[h * v for v in combine_floats(row, K)] for row in dense.ROWS], 0
 
 
-def _interpolate(F, y, x):
+def _interpolate(F: Any, y: Any, x: np.ndarray) -> Any:
+    """:func:`~symdyn.ode.methods.interpolate` of one output, on floats."""
     out = [0.0] * len(y)
     for i, row in enumerate(reversed(F)):
         w = x if i % 2 == 0 else 1 - x
@@ -133,7 +99,8 @@ def _interpolate(F, y, x):
     return [o + a for o, a in zip(out, y, strict=True)]
 
 
-def _outputs(F, y, t, h, t_out, k, t_new, states):
+def _outputs(F: Any, y: Any, t: Any, h: Any, t_out: Any, k: Any, t_new: Any,
+             states: Any) -> Any:
     """The outputs ``k, k+1, ...`` before ``t_new`` from the continuous
     extension ``F`` of the step from ``(t, y)``: a few in floats, more as
     arrays (the same operations in the same order: equal bit for bit).
@@ -144,8 +111,8 @@ def _outputs(F, y, t, h, t_out, k, t_new, states):
             states[j] = _interpolate(F, y, (t_out[j] - t) / h)
         return stop
     x = (np.asarray(t_out[k:stop]) - t) / h
-    states[k:stop] = polynomial_at([np.asarray(row)[None] for row in F],
-                                   np.asarray(y)[None], x, np.empty((stop - k, len(y))))
+    states[k:stop] = interpolate([np.asarray(row)[None] for row in F], np.asarray(y)[None], x,
+                                 np.empty((stop - k, len(y))))
     return stop
 
 
@@ -158,8 +125,11 @@ class OneSolution(NamedTuple):
     nsteps: int
 
 
-def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200_000,
-                  controller=None, dense_output=ORDER7):
+def integrate_one(f: Callable[..., Any], t_out: Sequence[float], y0: Sequence[float], h0: float,
+                  *, rtol: Sequence[float], atol: Sequence[float],
+                  breakpoints: Sequence[float] = (), max_steps: int = 200_000,
+                  controller: Any = None, dense_output: str = ORDER7,
+                  method: ExplicitPair = DOP853) -> OneSolution:
     """Integrate one member: ``f(t, y, phase) -> list`` from ``t = 0``.
 
     ``t_out``: increasing output times ``>= 0``; ``y0``, ``rtol``, ``atol``:
@@ -174,7 +144,7 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
     """
     if dense_output not in DENSE_OUTPUTS:
         raise ValueError(f"dense_output must be one of {', '.join(DENSE_OUTPUTS)}")
-    control, exponent = controller_or_default(controller), DOP853.exponent
+    control, exponent = controller_or_default(controller), method.exponent
     dim = len(y0)
     t_out = list(t_out)
     t_end = t_out[-1]
@@ -188,7 +158,8 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
     fy = _call(f, t, y, phase)
     nfev, nsteps, h = 1, 0, h0       # the first stage; the caller counts h0
     rejected, last_err, last_h = False, 0.0, 1.0
-    K = [None] * dop853.N_EXTENDED
+    K: list = [None] * method.stages
+    S = method.tab.N_STAGES
     for stop in stops:
         while t < stop:
             if nsteps >= max_steps:
@@ -196,11 +167,13 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
             step = min(h, stop - t)
             clipped = step >= stop - t
             t_new = stop if clipped else t + step
-            y_new, y_last = _step(f, t, y, fy, step, t_new, phase, K, dim)
-            nfev += _S
+            done = method.step(lambda tt, yy, phase=phase: _call(f, tt, yy, phase), t, y, fy,
+                               step, t_new, (), Stages(K))
+            y_new = done.y_new
+            nfev += S
             scale = [error_scale(a, r, u, v)
                      for a, r, u, v in zip(atol, rtol, y, y_new, strict=True)]
-            err = dop853_norm(_E5(K), _E3(K), step, scale, dim)
+            err = method.error(done, step, scale, dim)
             if not math.isfinite(err):
                 raise GiveUp
             predicted = control.predicted(last_err, step / last_h, exponent)
@@ -217,10 +190,11 @@ def integrate_one(f, t_out, y0, h0, *, rtol, atol, breakpoints=(), max_steps=200
                 last_err, last_h = err, step
             holds = k < len(t_out) and t_out[k] < t_new
             if holds:
-                F, cost = _dense(f, t, y, step, y_new, y_last, phase, K, dense_output)
+                F, cost = _dense(method, f, t, y, step, y_new, done.y_last, phase, K,
+                                 dense_output)
                 nfev += cost
                 k = _outputs(F, y, t, step, t_out, k, t_new, states)
-            t, y, fy, h = t_new, y_new, K[_S], new_h
+            t, y, fy, h = t_new, y_new, done.f_new, new_h
             if k < len(t_out) and t_out[k] == t:
                 states[k] = y
                 k += 1

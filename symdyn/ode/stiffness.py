@@ -11,11 +11,14 @@ Layer 1, ode.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
 import numpy as np
 
-from . import dop853, rosenbrock
+from . import rosenbrock
 from .control import error_scale
-from .methods import DOP853, ROS34PW2
+from .methods import DOP853, ROS34PW2, ExplicitPair
 
 STIFF_EDGE = 3.0             # h lambda of DOP853 held near its stability limit ...
 STIFF_STEPS = 15             # ... for this many accepted steps: switch to ROS34PW2
@@ -24,6 +27,26 @@ JAC_AGE = 10                 # ROS34PW2 steps on one Jacobian ...
 JAC_FLOATS = 20_000_000      # the batch's Jacobians must fit in this many floats
 MAX_WAIT = 4 * STIFF_STEPS   # the doubled wait before a switch stops growing here
 EDGE_MEMORY = 2 * STIFF_STEPS  # attempts over which a member's largest lambda is kept
+
+
+class Split(NamedTuple):
+    """The active rows of a sweep by method: ``explicit`` (a mask), whether
+    that is every row (``all``), and ``rows``, an index of the explicit ones
+    (``slice(None)`` when all: views, no copies)."""
+
+    explicit: np.ndarray
+    all: bool
+    rows: Any
+
+
+class StiffStep(NamedTuple):
+    """ROS34PW2 steps of stiff members: the new states, their error norms,
+    ``f(t_new, y_new)`` and the evaluations spent (Jacobians included)."""
+
+    y_new: Any
+    err: Any
+    f_new: Any
+    cost: int
 
 
 class Methods:
@@ -62,7 +85,9 @@ class Methods:
     are read from the order-6 extension of :mod:`symdyn.ode.dense`.
     """
 
-    def __init__(self, M, enabled, dim, dtype):
+    def __init__(self, M: Any, enabled: Any, dim: Any, dtype: Any,
+                 method: ExplicitPair  =  DOP853) -> None:
+        self.method = method
         # where the switch applies: float64, rosenbrock.MAX_DIM components, and
         # the Jacobians of the whole batch kept (a W-method keeps its order with
         # a lagged one); elsewhere every member stays explicit
@@ -72,32 +97,34 @@ class Methods:
         self.count = np.zeros(M, dtype=int)
         self.wait = np.full(M, STIFF_STEPS)
         self.stiff_steps = np.zeros(M, dtype=int)
-        self.explicit = None        # which active rows step with DOP853 (a mask)
-        self.all_explicit = True    # ... every one of them
-        self.explicit_rows = None   # an index of them: slice(None) (views) when all
-        self.J = self.ft = None
+        self.J: np.ndarray | None = None
+        self.ft: np.ndarray | None = None
         self.age = np.full(M, JAC_AGE)
         self.h_explicit = np.zeros(M)
         self.since = np.zeros(M, dtype=int)     # ROS34PW2 steps since the switch
         self.rate = np.zeros(M)                  # the largest recent lambda ...
         self.rate_age = np.zeros(M, dtype=int)  # ... measured this many attempts ago
-        self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / dop853.N_STAGES)
+        self.ratio = max(1.0, (rosenbrock.STAGES + (dim + 1) / JAC_AGE) / method.tab.N_STAGES)
 
-    def target(self, active, ta, stop_time, t_out, following):
+    def split(self, active: np.ndarray) -> Split:
+        """Which active rows step explicitly in this sweep."""
+        sf = self.stiff[active] if self.enabled else None
+        if sf is None or not sf.any():
+            return Split(np.ones(len(active), dtype=bool), True, slice(None))
+        return Split(~sf, False, ~sf)
+
+    @staticmethod
+    def target(split: Split, active: np.ndarray, stop_time: np.ndarray, t_out: np.ndarray,
+               following: np.ndarray) -> Any:
         """Where each step must end: the next stop; for stiff members also the
         next output time (the Rosenbrock step has no dense output)."""
-        sf = self.stiff[active] if self.enabled else np.zeros(len(active), dtype=bool)
-        self.explicit = ~sf
-        self.all_explicit = not sf.any()
-        # while every member steps explicitly the rows are a slice: views, no copies
-        self.explicit_rows = slice(None) if self.all_explicit else self.explicit
-        if self.all_explicit:
+        if split.all:
             return stop_time
         nxt = following[active]
         out_time = np.where(nxt < len(t_out), t_out[np.minimum(nxt, len(t_out) - 1)], np.inf)
-        return np.where(sf, np.minimum(stop_time, out_time), stop_time)
+        return np.where(split.explicit, stop_time, np.minimum(stop_time, out_time))
 
-    def edge(self, active, step, lam):
+    def edge(self, active: np.ndarray, step: Any, lam: Any) -> Any:
         """:math:`h\\lambda` of every active row's step with the largest
         :math:`\\lambda` of the member's last :data:`EDGE_MEMORY` attempts
         (``lam``: this attempt's :math:`h\\lambda`, 0 for stiff rows); None
@@ -112,52 +139,60 @@ class Methods:
         self.rate_age[active] = np.where(newer, 0, age)
         return step * rate
 
-    def exponent(self, active):
+    def exponent(self, active: np.ndarray) -> Any:
         """The step control's exponent per member: DOP853's -1/8 or ROS34PW2's -1/3."""
+        explicit = self.method.exponent
         if not self.enabled:
-            return DOP853.exponent
+            return explicit
         sf = self.stiff[active]
         if not sf.any():
-            return DOP853.exponent
-        return np.where(sf, ROS34PW2.exponent, DOP853.exponent)
+            return explicit
+        return np.where(sf, ROS34PW2.exponent, explicit)
 
-    def renew(self, members):
+    def renew(self, members: np.ndarray) -> None:
         """The right-hand side of ``members`` changed: no lagged Jacobian."""
         self.age[members] = JAC_AGE
 
-    def stiff_step(self, f, members, ta, ya, fa, step, t_new, args, atol, rtol, dims,
-                   after_rejection):
+    def stiff_step(self, f: Callable[..., Any], members: np.ndarray, ta: np.ndarray,
+                   ya: np.ndarray, fa: np.ndarray, step: np.ndarray, t_new: np.ndarray,
+                   args: tuple, atol: np.ndarray, rtol: np.ndarray, dims: np.ndarray,
+                   after_rejection: np.ndarray) -> StiffStep:
         """ROS34PW2 steps of ``members`` (all stiff): ``y_new``, the error norms,
         ``f(t_new, y_new)`` and the evaluations spent."""
         J, ft, cost = self._jacobian(f, members, ta, ya, fa, args, after_rejection)
-        y_new, error, f_new = ROS34PW2.step(f, ta, ya, fa, step, t_new, args, J, ft)
-        err = ROS34PW2.error(error, step, error_scale(atol, rtol, ya, y_new), dims)
+        done = ROS34PW2.step(f, ta, ya, fa, step, t_new, args, (J, ft))
+        y_new, f_new = done.y_new, done.f_new
+        err = ROS34PW2.error(done, step, error_scale(atol, rtol, ya, y_new), dims)
         self.stiff_steps[members] += 1
         self.since[members] += 1
-        return y_new, err, f_new, cost + rosenbrock.STAGES
+        return StiffStep(y_new, err, f_new, cost + rosenbrock.STAGES)
 
-    def _jacobian(self, f, members, t, y, fy, args, after_rejection):
+    def _jacobian(self, f: Callable[..., Any], members: np.ndarray, t: Any, y: Any, fy: Any,
+                  args: Any, after_rejection: Any) -> Any:
         """``J`` and ``f_t`` of ``members``: lagged up to JAC_AGE steps, anew after
         a rejection, a switch or a change of the right-hand side."""
         fresh = (self.age[members] >= JAC_AGE) | after_rejection
+        J_all, ft_all = self.J, self.ft
+        if J_all is None or ft_all is None:         # made at the first switch
+            M, dim = len(self.stiff), y.shape[1]
+            self.J, self.ft = J_all, ft_all = np.empty((M, dim, dim)), np.empty((M, dim))
         cost = 0
         if fresh.any():
             J, ft, cost = rosenbrock.jacobian(f, t[fresh], y[fresh], fy[fresh],
                                               tuple(a[fresh] for a in args))
-            if self.J is None:
-                M, dim = len(self.stiff), y.shape[1]
-                self.J, self.ft = np.empty((M, dim, dim)), np.empty((M, dim))
-            self.J[members[fresh]], self.ft[members[fresh]] = J, ft
+            J_all[members[fresh]], ft_all[members[fresh]] = J, ft
             self.age[members[fresh]] = 0
         self.age[members] += 1
-        return self.J[members], self.ft[members], cost
+        return J_all[members], ft_all[members], cost
 
-    def switch(self, active, full, step, new_h, last_err, lam):
-        """Count stiff DOP853 steps (``lam``: Hairer's :math:`h\\lambda`) and
-        switch members (accepted full steps)."""
+    def switch(self, split: Split, active: np.ndarray, full: np.ndarray, step: Any,
+               new_h: np.ndarray, lam: Any) -> np.ndarray:
+        """Count stiff explicit steps (``lam``: Hairer's :math:`h\\lambda`) and
+        switch members (accepted full steps). Returns the members that
+        switched, either way (the controller's memory does not carry over)."""
         if not self.enabled:
-            return
-        explicit = self.explicit
+            return np.arange(0)
+        explicit = split.explicit
         e = full & explicit
         edge = lam > STIFF_EDGE
         self.count[active[e]] = np.where(edge[e], self.count[active[e]] + 1, 0)
@@ -170,4 +205,4 @@ class Methods:
         self.renew(going)
         self.stiff[back] = False
         self.wait[back] = np.minimum(2 * self.wait[back], MAX_WAIT)
-        last_err[going] = last_err[back] = 0.0
+        return np.concatenate([going, back])

@@ -20,11 +20,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from functools import cache
+from typing import Any
 
 import numpy as np
 
 
-def _grafts(tree):
+def _grafts(tree: Any) -> Any:
     """Every tree made by adding one leaf to ``tree``."""
     yield tuple(sorted((*tree, ())))
     for i, child in enumerate(tree):
@@ -43,23 +44,23 @@ def trees(order: int) -> tuple:
     return tuple(sorted({g for t in trees(order - 1) for g in _grafts(t)}))
 
 
-def size(tree) -> int:
+def size(tree: Any) -> int:
     """:math:`|\\tau|`, the number of vertices."""
     return 1 + sum(size(c) for c in tree)
 
 
-def density(tree) -> int:
+def density(tree: Any) -> int:
     """:math:`\\gamma(\\tau) = |\\tau| \\prod_k \\gamma(\\tau_k)`."""
     return size(tree) * math.prod(density(c) for c in tree)
 
 
-def symmetry(tree) -> int:
+def symmetry(tree: Any) -> int:
     """:math:`\\sigma(\\tau) = \\prod_c m_c!\\, \\sigma(c)^{m_c}` over the distinct
     children ``c`` (each ``m_c`` times)."""
     return math.prod(math.factorial(m) * symmetry(c) ** m for c, m in Counter(tree).items())
 
 
-def elementary_weights(tree, A: np.ndarray) -> np.ndarray:
+def elementary_weights(tree: Any, A: np.ndarray) -> np.ndarray:
     """:math:`\\Phi(\\tau)` per stage of the stage matrix ``A``."""
     out = np.ones(len(A))
     for child in tree:

@@ -87,7 +87,7 @@ def test_extension_ends_on_the_step():
     hs = np.array([0.5])
     t, y = np.array([0.3]), np.array([[_exact(0.3)]])
     K = np.empty((dop853.N_STAGES + 1, 1, 1))
-    y1 = methods.DOP853.step(_decay, t, y, _decay(t, y), hs, t + hs, (), K).y_new
+    y1 = methods.DOP853.step(_decay, t, y, _decay(t, y), hs, t + hs, (), methods.Stages(K)).y_new
     F = methods.free_coefficients(y, hs, y1, K)
     assert methods.DOP853.interpolate(F, y, np.array([1.0]))[0, 0] == pytest.approx(
         y1[0, 0], abs=1e-15)
@@ -102,7 +102,7 @@ def _mode(z, theta):
 
     def f(t, y, *_):
         return z * y
-    y1 = methods.DOP853.step(f, 0 * one, y, f(0, y), one, one, (), K).y_new
+    y1 = methods.DOP853.step(f, 0 * one, y, f(0, y), one, one, (), methods.Stages(K)).y_new
     F = methods.free_coefficients(y, one, y1, K)
     return np.array([methods.DOP853.interpolate(F, y, np.array([x]))[0, 0]
                      for x in theta]), y1[0, 0]

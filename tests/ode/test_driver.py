@@ -35,11 +35,11 @@ def _local_errors(method, hs, t0=0.3):
         fy = _decay(t, y)
         if method is methods.DOP853:
             K = np.empty((dop853.N_STAGES + 1, 1, 1))
-            y1 = method.step(_decay, t, y, fy, hh, t + hh, (), K).y_new
+            y1 = method.step(_decay, t, y, fy, hh, t + hh, (), methods.Stages(K)).y_new
         else:
             J = -np.cos(t)[:, None, None]
             ft = (y * np.sin(t)[:, None])
-            y1, _, _ = method.step(_decay, t, y, fy, hh, t + hh, (), J, ft)
+            y1 = method.step(_decay, t, y, fy, hh, t + hh, (), (J, ft)).y_new
         out.append(abs(y1[0, 0] - _exact(t0 + h)))
     return np.array(out)
 
@@ -75,7 +75,7 @@ def test_order_sees_a_wrong_ros34pw2_weight(monkeypatch):
 def _estimate(h, E5=None):
     t, y, hh = np.array([0.3]), np.array([[_exact(0.3)]]), np.array([h])
     K = np.empty((dop853.N_STAGES + 1, 1, 1))
-    done = methods.DOP853.step(_decay, t, y, _decay(t, y), hh, t + hh, (), K)
+    done = methods.DOP853.step(_decay, t, y, _decay(t, y), hh, t + hh, (), methods.Stages(K))
     return methods.DOP853.error(done, hh, np.ones((1, 1)))[0]
 
 

@@ -11,7 +11,7 @@ from scipy.special import exp1, expi
 import symdyn as sd
 import symdyn.reduced.problem as problem_module
 import symdyn.reduced.solver as solve_module
-from symdyn.ode import control, dop853, methods
+from symdyn.ode import control, dop853, methods, rk
 from symdyn.ode import integrate as integ
 
 # --------------------------------------------------------------------------
@@ -40,7 +40,8 @@ def _fixed_step_error(n_steps, T=2.0):
     h = np.full(1, T / n_steps)
     K = np.empty((dop853.N_STAGES + 1, 1, 2))
     for _ in range(n_steps):
-        y = methods.dop853_step(_rotation, t, y, _rotation(t, y), h, t + h, (), K)
+        y = methods.DOP853.step(_rotation, t, y, _rotation(t, y), h, t + h, (),
+                                methods.Stages(K)).y_new
         t = t + h
     return np.abs(y[0] - [np.cos(T), -np.sin(T)]).max()
 
@@ -72,9 +73,15 @@ def _estimate_over_true(h):
         return y * np.cos(t)[:, None]
     t, y, hh = np.array([0.3]), np.array([[1.0]]), np.array([h])
     K = np.empty((dop853.N_STAGES + 1, 1, 1))
-    y_new = methods.dop853_step(f, t, y, f(t, y), hh, t + hh, (), K)
+    y_new = methods.DOP853.step(f, t, y, f(t, y), hh, t + hh, (), methods.Stages(K)).y_new
     true = abs(y_new[0, 0] - np.exp(np.sin(0.3 + h) - np.sin(0.3)))
-    return methods.error_norm(K, hh, np.ones((1, 1)))[0] / true
+    return _error_norm(K, hh, np.ones((1, 1)))[0] / true
+
+
+def _error_norm(K, h, scale):
+    """DOP853's error norm of a step from its stages ``K``."""
+    sums = tuple(rk.combine_row(getattr(dop853, e), K) for e in dop853.ERRORS)
+    return methods.DOP853.error(methods.Step(None, sums, None), h, scale)
 
 
 def test_error_estimate_tracks_the_true_local_error():
@@ -104,7 +111,7 @@ def _evaluation_logs(rtol=1e-8, atol=1e-10, T=10.0):
         # the error estimate cancels ~6 digits when err << 1, so the order of
         # its sums matters; both use ours (checked against scipy's below)
         def _estimate_error_norm(self, K, h, scale):
-            return float(methods.error_norm(K[:, None, :], np.array([abs(h)]), scale[None])[0])
+            return float(_error_norm(K[:, None, :], np.array([abs(h)]), scale[None])[0])
 
     theirs, ours = [], []
 
@@ -147,7 +154,7 @@ def test_error_norm_equals_scipys():
     rng = np.random.default_rng(0)
     K, scale, h = rng.normal(size=(13, 3)), rng.uniform(0.5, 2, 3), 0.3
     ref = DOP853(lambda t, y: y, 0.0, np.ones(3), 1.0)._estimate_error_norm(K, h, scale)
-    ours = methods.error_norm(K[:, None, :], np.array([h]), scale[None])[0]
+    ours = _error_norm(K[:, None, :], np.array([h]), scale[None])[0]
     assert ours == pytest.approx(ref, rel=1e-14)
 
 
@@ -259,15 +266,15 @@ def _van_der_pol(t, y, *_):
 
 def test_the_fused_and_the_plain_stage_sums_agree_bit_for_bit(monkeypatch):
     """Small batches take every stage's products with its later weights at once
-    (``methods._fused``: outer products), large ones one sum at a time
-    (``_combine``): the same products, added in the same order. Control: one
-    weight moved by one ulp changes the bits."""
+    (``rk.AheadSums``: outer products), large ones one sum at a time
+    (``rk.OnDemandSums``): the same products, added in the same order. Control:
+    one weight moved by one ulp changes the bits."""
     y0 = np.random.default_rng(4).normal(size=(40, 2))
 
     def run():
         return integ.integrate(_van_der_pol, [0.5, 3.0], y0, rtol=1e-9, atol=1e-12)
     fused = run()
-    monkeypatch.setattr(methods, "FUSED_FLOATS", 0)          # every batch: _combine
+    monkeypatch.setattr(rk, "FUSED_FLOATS", 0)          # every batch: on-demand sums
     plain = run()
     assert np.array_equal(fused.y, plain.y) and fused.nfev == plain.nfev
     A = dop853.A.copy()
