@@ -30,7 +30,8 @@ OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 def main(argv=None) -> int:
     """Entry point of ``symdyn``; returns the exit status (:data:`EXIT_CODES`).
 
-    0: done; 1: a claim FAILed (``verify``); 2: bad input (:func:`bad_input`),
+    0: done; 1: a claim FAILed (``verify``) or no certificate within the
+    allowed precision (``certify``); 2: bad input (:func:`bad_input`),
     an output that cannot be written (the file and the reason), an
     unreachable scheduler; 3: an internal error (any other exception: a
     ``ValueError`` a bug raised too); 130: interrupted. Every error is one
@@ -44,11 +45,13 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
         return BAD_INPUT
-    except (ValueError, ArithmeticError) as exc:
-        if not bad_input(exc):
-            return _internal(exc)
-        print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
-        return BAD_INPUT
+    except ArithmeticError as exc:
+        if not _uncertified(exc):
+            return _refused_or_internal(exc)
+        print(f"symdyn: not certified: {_one_line(exc)}", file=sys.stderr)
+        return FAILED
+    except ValueError as exc:
+        return _refused_or_internal(exc)
     except BrokenPipeError:             # `symdyn ... | head`: the reader left
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return OK
@@ -72,6 +75,23 @@ def main(argv=None) -> int:
 
 #: the package's folder: a ``raise`` there is a refusal the library chose
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _refused_or_internal(exc) -> int:
+    """Exit 2 with the message for bad input (:func:`bad_input`), else 3."""
+    if not bad_input(exc):
+        return _internal(exc)
+    print(f"symdyn: error: {_one_line(exc)}", file=sys.stderr)
+    return BAD_INPUT
+
+
+def _uncertified(exc) -> bool:
+    """Whether ``exc`` is :class:`symdyn.certify.taylor.Uncertified` (no
+    certificate within the allowed precision: neither bad input nor a bug).
+    The module is only looked up: without python-flint it was never imported,
+    and nothing raised it."""
+    module = sys.modules.get("symdyn.certify.taylor")
+    return module is not None and isinstance(exc, module.Uncertified)
 
 
 def bad_input(exc) -> bool:

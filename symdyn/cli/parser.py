@@ -20,7 +20,8 @@ from ..reduced.summary import FORMATS, TABLE_COLUMNS
 EXIT_CODES = """\
 exit status:
   0    done (verify: every claim PASSed)
-  1    verify: a claim FAILed
+  1    verify: a claim FAILed; certify: no certificate within the allowed
+       precision (the message says what to raise)
   2    bad usage or input, an output that cannot be written, a scheduler that
        cannot be reached, or a problem too large for this machine
   3    internal error (a bug: set SYMDYN_TRACEBACK=1 for the traceback)

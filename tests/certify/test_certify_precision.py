@@ -158,3 +158,14 @@ def test_a_failure_more_bits_cannot_fix_stops_the_escalation(monkeypatch, more_b
     with pytest.raises(C.Uncertified, match=f"at {bits} bits: a step limit") as info:
         C.crossing_time("post-ln", "0.99", n=8, beta=1, max_prec=256)
     assert ("does not help" in str(info.value)) == (not more_bits)
+
+
+def test_the_cli_says_not_certified_with_exit_1(capsys):
+    """No certificate within the allowed precision is neither bad input (2) nor
+    a bug (3): exit 1 and the message naming what to raise. Control: the
+    same command with a bad --n is bad input."""
+    from symdyn.cli import main
+    assert main(["certify", "pre-ln", "--level", "0.99", "--n", "8", "--beta", "720"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("symdyn: not certified:") and "max_prec=" in err
+    assert main(["certify", "pre-ln", "--level", "0.99", "--n", "-8", "--beta", "1"]) == 2
