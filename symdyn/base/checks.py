@@ -291,12 +291,7 @@ def writable_path(path, name, *, folder=False, regular=False):
     ``regular=True`` (a file replaced by renaming another over it) anything
     but a regular file is. Returns a ``Path``.
     """
-    if path is None or (isinstance(path, str) and not path.strip()):
-        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}")
-    try:
-        p = Path(path)
-    except TypeError:
-        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}") from None
+    p = _path(path, name)
     target = p if folder else p.parent
     if folder and p.exists() and not p.is_dir():
         raise BadInput(f"{name}: {shown(str(p), 200)} exists and is not a folder")
@@ -341,17 +336,23 @@ def _not_special(p, name, regular) -> None:
                          f"expected a regular file")
 
 
+def _path(path, name) -> Path:
+    """``path`` as a ``Path``; None, a blank string or a non-path is a
+    ValueError naming ``name``."""
+    if path is None or (isinstance(path, str) and not path.strip()):
+        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}")
+    try:
+        return Path(path)
+    except TypeError:
+        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}") from None
+
+
 def regular_file(path, name) -> Path:
     """``path`` as a ``Path`` if it names an existing regular file (symbolic
     links followed); a folder, a FIFO, a socket or a device is a ValueError
     naming it, found without opening it (opening a FIFO blocks); a missing
     file is ``FileNotFoundError``."""
-    if path is None or (isinstance(path, str) and not path.strip()):
-        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}")
-    try:
-        p = Path(path)
-    except TypeError:
-        raise BadInput(f"{name}: expected a path, got {shown(path, 200)}") from None
+    p = _path(path, name)
     mode = os.stat(p).st_mode                   # FileNotFoundError names the file
     if not stat.S_ISREG(mode):
         raise BadInput(f"{name}: {shown(str(p), 200)} is {_kind(mode)}, "

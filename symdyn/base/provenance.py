@@ -161,6 +161,23 @@ class Provenance:
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))
 
+    def rerun_options(self, producer: str, allowed, what: str) -> dict:
+        """The options a rerun of ``what`` (made by ``producer``) takes from
+        this record: a ValueError if it names another producer or an option
+        not in ``allowed`` (paths, executors and schedulers are the caller's
+        to give, never the file's)."""
+        if self.producer != producer:
+            raise ValueError(f"rerun: {what} is made by {producer}, but its provenance names "
+                             f"{shown(self.producer)}")
+        opts = dict(self.options)
+        extra = sorted(set(opts) - set(allowed))
+        if extra:
+            raise ValueError(f"rerun: {what}'s provenance holds the option(s) "
+                             f"{', '.join(map(shown, extra))}, which a rerun does not take "
+                             f"from a file (it takes {', '.join(sorted(allowed))}; paths, "
+                             f"executors and schedulers come from the caller)")
+        return opts
+
     @classmethod
     def from_json(cls, text: str) -> Provenance:
         """The provenance :meth:`to_json` wrote; anything else (not an object,

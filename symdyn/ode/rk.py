@@ -123,12 +123,16 @@ def combine_row(row: Any, K: Any, out: np.ndarray | None  =  None,
 
 
 def combine_floats(row: Any, K: list) -> list:
-    """:func:`combine_row` on one member's lists of Python floats: per
-    component :math:`w_0 k_0 + w_1 k_1 + \\dots` left to right (zero weights
-    of ``j >= 1`` skipped), the same roundings."""
+    """:func:`combine_row` on one member's lists of Python floats (zero
+    weights of ``j >= 1`` skipped), the same roundings."""
     row = row.tolist() if hasattr(row, "tolist") else row
-    pairs = [(w, K[j]) for j, w in enumerate(row) if j and w != 0]
-    w0, out = row[0], []
+    return _float_sum(row[0], [(j, w) for j, w in enumerate(row) if j and w != 0], K)
+
+
+def _float_sum(w0: float, terms: Sequence[tuple[int, float]], K: list) -> list:
+    """Per component :math:`w_0 k_0 + w_1 k_1 + \\dots` left to right."""
+    pairs = [(w, K[j]) for j, w in terms]
+    out = []
     for i, k0 in enumerate(K[0]):
         acc = w0 * k0
         for w, kj in pairs:
@@ -297,14 +301,7 @@ class FloatSums:
 
     def _sum(self, r: int, K: list) -> list:
         w0, terms = self.terms[r]
-        pairs = [(w, K[j]) for j, w in terms]
-        out = []
-        for i, k0 in enumerate(K[0]):
-            acc = w0 * k0
-            for w, kj in pairs:
-                acc = acc + w * kj[i]
-            out.append(acc)
-        return out
+        return _float_sum(w0, terms, K)
 
     def point(self, r: int, y: Any, h: Any, fresh: bool) -> Any:
         return [a + h * v for a, v in zip(y, self._sum(r, self.K), strict=True)]

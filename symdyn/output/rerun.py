@@ -76,17 +76,7 @@ def options_of(kind: str, p) -> dict:
     a ValueError if ``p`` names another producer or an option that is not
     one of :data:`ALLOWED` (a path, an executor: the caller's to give)."""
     producer, allowed = ALLOWED[kind]
-    if p.producer != producer:
-        raise ValueError(f"rerun: a {kind} is made by {producer}, but its provenance names "
-                         f"{shown(p.producer)}")
-    opts = dict(p.options)
-    extra = sorted(set(opts) - allowed)
-    if extra:
-        raise ValueError(f"rerun: the {kind}'s provenance holds the option(s) "
-                         f"{', '.join(map(shown, extra))}, which a rerun does not take from a "
-                         f"file (it takes {', '.join(sorted(allowed))}; paths, executors and "
-                         f"schedulers come from the caller)")
-    return opts
+    return p.rerun_options(producer, allowed, f"a {kind}")
 
 
 def fit_functions() -> dict:

@@ -111,16 +111,7 @@ def rerun(table, sweep, scheme=None, executor="serial", workers=None) -> SweepTa
     output file, an executor or a scheduler it names is refused (they come
     from the caller), and the sweep runs without a cache."""
     p = Provenance.from_json(table.attrs["provenance"])
-    if p.producer != "sweep":
-        raise ValueError(f"rerun: a sweep's table is made by sweep, but its provenance names "
-                         f"{shown(p.producer)}")
-    opts = dict(p.options)
-    extra = sorted(set(opts) - RERUN_OPTIONS)
-    if extra:
-        raise ValueError(f"rerun: the table's provenance holds the option(s) "
-                         f"{', '.join(map(shown, extra))}, which a rerun does not take from a "
-                         f"file (it takes {', '.join(sorted(RERUN_OPTIONS))}; paths, executors "
-                         f"and schedulers come from the caller)")
+    opts = p.rerun_options("sweep", RERUN_OPTIONS, "a sweep's table")
     if not isinstance(opts.get("grid"), dict):
         raise ValueError(f"rerun: the table's grid must be a dict of axes, got "
                          f"{shown(opts.get('grid'))}")
