@@ -42,7 +42,7 @@ from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.scheme import Scheme
 from ..model.symbols import beta, n, r
-from .compile import StableSystem, epsilon, stabilize, stable_system
+from .compile import StableSystem, epsilon, in_gamma, stabilize, stable_system
 
 #: Parameters of every scheme that a sensitivity may be taken with respect to.
 STANDARD = ("beta", "n", "gamma0", "r0")
@@ -73,10 +73,15 @@ class Sensitivity:
     def scheme(self) -> Scheme:
         return self.system.scheme
 
-    def phases(self, module: str = "numpy") -> list:
+    def phases(self, module: str = "numpy", *, form: str = "epsilon") -> list:
         """Per phase, one compiled ``g(*args)`` returning the list
-        ``[J_uu, J_ur, J_ru, J_rr, F_u(q1), F_r(q1), F_u(q2), ...]``."""
-        return _lambdify(self, module)
+        ``[J_uu, J_ur, J_ru, J_rr, F_u(q1), F_r(q1), F_u(q2), ...]``;
+        ``args``: :attr:`StableSystem.args`, or with ``form="gamma"``
+        :attr:`StableSystem.gamma_args` (every ``1 - epsilon`` read from ``G``,
+        as the solvers call it)."""
+        if form not in ("epsilon", "gamma"):
+            raise ValueError(f"form: must be 'epsilon' or 'gamma', got {shown(form)}")
+        return _lambdify(self, module, form == "gamma")
 
     def initial(self, eps0) -> list[tuple]:
         """:math:`\\sigma_q(0) = (\\sigma_u, \\sigma_r)` per parameter, for
@@ -142,9 +147,12 @@ def _sensitivity(s: Scheme, attention: str, wrt: tuple) -> Sensitivity:
 
 
 @lru_cache(maxsize=128)
-def _lambdify(sens: Sensitivity, module: str):
+def _lambdify(sens: Sensitivity, module: str, gamma: bool = False):
     """Per phase, one function of all entries (they repeat the stable system's
     terms, so common subexpressions are computed once)."""
     exprs = list(sens.jacobian) + [e for pair in sens.forcing for e in pair]
+    if gamma:
+        return lambdify_phases(sens.system.gamma_args, [in_gamma(e) for e in exprs],
+                               sens.system.breakpoints, module, together=True)
     return lambdify_phases(sens.system.args, exprs, sens.system.breakpoints, module,
                            together=True)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..base.checks import shown
 from ..ode.integrate import integrate
+from .compile import gamma_of
 from .solve_checks import field_fault, unnormalized_hint
 from .variational import rates
 
@@ -33,10 +34,17 @@ def u_atol(eps0, n, rtol):
     relative error at rtol (delta only grows, eps only shrinks). Below the
     floor rtol * 1e-7 (starts within about 1e-7 (n-1) of the simplex) the
     error may exceed rtol; closer still, solve holds the start at the simplex.
+    Where ``(n-1) eps0`` exceeds 1e7 the floor is ``rtol / ((n-1) eps0)``
+    instead: the scale of u there (u0 ~ -gamma0 ~ 1/(n-1) and gamma grows
+    from that scale), so a start at ``gamma0 = 0`` keeps gamma's relative
+    precision at n = 1e20 and 1e300 (1e-300 at the least: n = inf).
     """
-    delta0 = np.abs(n - (n - 1) * eps0)
-    ratio = delta0 / np.maximum((n - 1) * eps0, 1e-300)
-    return rtol * np.clip(ratio, 1e-7, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):    # n = inf: gamma0 / eps0
+        scale = np.maximum((n - 1) * eps0, 1e-300)
+        delta0 = np.abs(n - (n - 1) * eps0)
+        ratio = np.where(np.isinf(n), (1 - eps0) / np.maximum(eps0, 1e-300), delta0 / scale)
+        floor = np.maximum(np.minimum(1e-7, 1 / scale), 1e-300)
+    return rtol * np.clip(ratio, floor, 1.0)
 
 
 class ReducedRates:
@@ -48,17 +56,20 @@ class ReducedRates:
     refused with NaN rates. With ``remember`` (the diagnostics of a failed
     member, :meth:`BatchProblem.failure`) it also keeps, per member, the last state
     evaluated or the first refused one: ``seen[:, m] = (t, epsilon, r,
-    speed)``; the solve itself runs without (that bookkeeping cost more than
+    speed, gamma)``; the solve itself runs without (that bookkeeping cost more than
     the compiled right-hand side on large batches).
+
+    The compiled functions are those of ``form`` (:func:`form_of`), called
+    with ``G = gamma`` computed from ``u`` by :func:`gamma_of`.
     """
 
-    def __init__(self, system, sens, M, fixed, cluster, remember=True):
-        self.remember = remember
-        self.phases = system.phases("numpy")
-        self.rates = system.rates("numpy")
-        self.laws = system.laws("numpy")
-        self.sens = None if sens is None else sens.phases("numpy")
-        self.seen = np.zeros((4, M))
+    def __init__(self, system, sens, M, fixed, cluster, remember=True, form="gamma"):
+        self.remember, self.form = remember, form
+        self.phases = system.phases("numpy", form=form)
+        self.rates = system.rates("numpy", form=form)
+        self.laws = system.laws("numpy", form=form)
+        self.sens = None if sens is None else sens.phases("numpy", form="gamma")
+        self.seen = np.zeros((5, M))
         self.seen[3] = 1.0
         self.found = np.zeros(M, dtype=bool)
         # A law positive by its symbols' signs (r, A_norm > 0: every built-in)
@@ -84,8 +95,8 @@ class ReducedRates:
         """The rates where :attr:`lean` holds: the same arithmetic, and ``r > 0``
         checked by one reduction (NaN fails it too), unless the rate of ``r`` is
         the number 0 (Post-LN, nGPT): then ``r`` keeps its start, checked there."""
-        r = y[:, 1]
-        du, dr = self.rates[0](tt, np.exp(y[:, 0]), r, *values)
+        u, r = y[:, 0], y[:, 1]
+        du, dr = self.rates[0](tt, np.exp(u), gamma_of(u), r, *values)
         out = np.empty_like(y)
         out[:, 0], out[:, 1] = du, dr
         if (isinstance(dr, np.ndarray) or dr != 0) and not np.minimum.reduce(r) > 0:
@@ -97,6 +108,7 @@ class ReducedRates:
             return self._lean(tt, y, values)
         u, r = y[:, 0], y[:, 1]
         eps = np.where(cluster, 0.0, np.exp(u)) if self.any_cluster else np.exp(u)
+        gam = np.where(cluster, 1.0, gamma_of(u)) if self.any_cluster else gamma_of(u)
         out = np.empty_like(y)
         speed = np.empty(len(tt)) if self.check_speed else None
         single = len(self.phases) == 1
@@ -104,8 +116,8 @@ class ReducedRates:
             sel = slice(None) if single else phase == i
             if not single and not sel.any():
                 continue
-            args = (tt, eps, r, *values) if single else (
-                tt[sel], eps[sel], r[sel], *(v[sel] for v in values))
+            args = (tt, eps, gam, r, *values) if single else (
+                tt[sel], eps[sel], gam[sel], r[sel], *(v[sel] for v in values))
             du, dr = f_rates(*args)
             out[sel, 0] = np.where(fixed[sel], 0.0, du) if self.any_fixed else du
             out[sel, 1] = dr
@@ -124,6 +136,7 @@ class ReducedRates:
             return out
         if not (bad.any() or self.found.any()):      # the common case: remember, go on
             self.seen[:3, member] = (tt, eps, r)
+            self.seen[4, member] = gam
             if speed is not None:
                 self.seen[3, member] = speed
             return out
@@ -133,7 +146,7 @@ class ReducedRates:
         cause = bad & np.isfinite(u) & np.isfinite(r)
         keep = ((~self.found[member] & np.isfinite(r))
                 | (cause & (tt < self.seen[0, member])))
-        self.seen[:, member[keep]] = np.stack([tt, eps, r, speed])[:, keep]
+        self.seen[:, member[keep]] = np.stack([tt, eps, r, speed, gam])[:, keep]
         self.found[member[cause & keep]] = True
         return out
 
@@ -187,13 +200,18 @@ class BatchProblem:
     first: np.ndarray
 
     @classmethod
-    def build(cls, system, sens, nn, bb, g0, rr, pp, rtol, atol):
+    def build(cls, system, sens, nn, bb, g0, rr, pp, rtol, atol, form="gamma"):
+        """The batch; ``form``: the compiled form its members share (:func:`form_of`)."""
         eps0 = 1.0 - g0
         at_cluster = eps0 <= 0          # gamma0 = 1: epsilon stays 0 (u = -oo)
         # The regular simplex, 1 + (n-1) gamma0 = 0, is an equilibrium too; a
         # start within rounding of it cannot be told from it in floats (and its
         # rounding could push gamma below -1/(n-1)), so it is held there as well.
-        frozen = at_cluster | (np.abs(1 + (nn - 1) * g0) <= 64 * np.finfo(float).eps * nn)
+        # The margin grows with n up to 1e6 only: 64 eps n would hold gamma0 = 0
+        # (delta = 1) from n = 7e13 on.
+        with np.errstate(invalid="ignore"):     # n = inf: no simplex apart from gamma = 0
+            frozen = at_cluster | (np.isfinite(nn) & (
+                np.abs(1 + (nn - 1) * g0) <= 64 * np.finfo(float).eps * np.minimum(nn, 1e6)))
         y0 = [np.log(np.where(at_cluster, 1.0, eps0)), rr]
         tol_r = [U_RTOL, rtol]
         tol_a = [u_atol(eps0, nn, rtol), np.full_like(nn, atol)]
@@ -202,7 +220,7 @@ class BatchProblem:
                 y0 += [np.where(frozen, 0.0, su), np.broadcast_to(sr, nn.shape)]
                 tol_r += [rtol, rtol]
                 tol_a += [np.full_like(nn, rtol), np.full_like(nn, atol)]
-        field = ReducedRates(system, sens, len(nn), frozen, at_cluster)
+        field = ReducedRates(system, sens, len(nn), frozen, at_cluster, form=form)
         y0 = np.stack(y0, axis=1)
         args = (frozen, at_cluster, np.arange(len(nn)), nn, bb, *pp)
         first = _start(field, system, y0, args, g0)
@@ -213,7 +231,7 @@ class BatchProblem:
     def member(self, i):
         """Member ``i`` alone, its field remembering the states it evaluates."""
         field = ReducedRates(self.system, self.sens, 1, self.frozen[i:i + 1],
-                       self.at_cluster[i:i + 1])
+                             self.at_cluster[i:i + 1], form=self.field.form)
         args = tuple(a[i:i + 1] for a in self.args[:2]) + (np.zeros(1, dtype=int),) + tuple(
             a[i:i + 1] for a in self.args[3:])
         with np.errstate(all="ignore"):

@@ -23,14 +23,16 @@ from ..model.scheme import Scheme
 from ..model.symbols import beta as b_sym
 from ..model.symbols import n as n_sym
 from ..model.symbols import t as t_sym
+from .compile import form_of
 
 # mpmath digits: dps = 80 answers in seconds (Pre-LN to t = 10: 6 s; dps = 100
 # took 70 s), and covers the unnormalized kernel to beta of about 150.
 MAX_DPS = 80
 
-def broadcast_arguments(s: Scheme, n, beta, gamma0, r0, params: dict):
+def broadcast_arguments(s: Scheme, n, beta, gamma0, r0, params: dict, *, n_inf=False):
     """The arguments as float arrays broadcast together: ``n, beta, gamma0, r0``
-    and a dict of the scheme's free parameters (defaults where not given)."""
+    and a dict of the scheme's free parameters (defaults where not given);
+    ``n_inf``: ``n = inf`` (the long-context limit) passes."""
     unknown = set(params) - set(s.defaults)
     if unknown:
         allowed = ", ".join(s.defaults) or "none"
@@ -40,7 +42,7 @@ def broadcast_arguments(s: Scheme, n, beta, gamma0, r0, params: dict):
     values = {k: finite_array(params.get(k, v), k) for k, v in s.defaults.items()}
     for sym in s.symbols:
         check_free_values(sym, values[sym.name], sym.name)
-    named = {"n": finite_array(n, "n", 2.0), "beta": finite_array(beta, "beta", 0.0),
+    named = {"n": finite_array(n, "n", 2.0, inf=n_inf), "beta": finite_array(beta, "beta", 0.0),
              "gamma0": finite_array(gamma0, "gamma0"),
              "r0": finite_array(r0, "r0", 0.0, low_open=True), **values}
     try:
@@ -98,15 +100,16 @@ UNNORMALIZED = ("under the unnormalized kernel gamma reaches 1 within a time of 
 
 def field_fault(system, f_norm, state, start, values):
     """Name the cause of a non-finite field (or a stalled member) at ``state``:
-    ``(t, epsilon, r, speed)``; ``start``: the same at t = 0; ``values``: the
-    member's ``n, beta`` and free parameters. None if unknown."""
-    tt, eps, r, speed = state
+    ``(t, epsilon, r, speed, gamma)`` (``f_norm`` compiled with ``G``,
+    :attr:`StableSystem.gamma_args`); ``start``: the same at t = 0; ``values``:
+    the member's ``n, beta`` and free parameters. None if unknown."""
+    tt, eps, r, speed, gam = state[:5]
     nk, bk = values[0], values[1]
     if not r > 1e-8 * start[2]:           # r <= 0, or stalled on its way there
         return law_fault(system, "radial", r, tt, nk, bk)
     with np.errstate(all="ignore"):
-        norm = float(f_norm(tt, eps, r, *values))
-    where = f"at t = {tt:.6g}, gamma = {shown(float(1 - eps))}, n = {nk:g}, beta = {bk:g}"
+        norm = float(f_norm(tt, eps, gam, r, *values))
+    where = f"at t = {tt:.6g}, gamma = {shown(float(gam))}, n = {nk:g}, beta = {bk:g}"
     if norm == 0:
         return ValueError(f"gamma0, beta: A_k = 0 {where} (the regular simplex with "
                           f"beta = 0), and {system.scheme.name} divides by |A_k|")
@@ -139,15 +142,15 @@ def check_time_law(system, times, n, beta, params):
                                                                     strict=True)], axis=1)
     _, first = np.unique(key, axis=0, return_index=True)
     breaks = np.concatenate([[0.0], system.breakpoints])
-    laws = system.laws("numpy")
 
     def bad(tt, member):
         tt = np.atleast_1d(tt)
         phase = np.searchsorted(breaks, tt, side="right") - 1
         val = np.empty(len(tt))
-        with np.errstate(all="ignore"):
+        laws = system.laws("numpy", form=str(form_of(member[0])))
+        with np.errstate(all="ignore"):     # epsilon = 1, gamma = 0, r = 1: not read
             for p in np.unique(phase):
-                val[phase == p] = laws[p][0](tt[phase == p], 1.0, 1.0, *member)
+                val[phase == p] = laws[p][0](tt[phase == p], 1.0, 0.0, 1.0, *member)
         return ~(val > 0), val              # +inf passes: 1/s = 0
 
     for i in first:

@@ -6,7 +6,10 @@ compiled right-hand sides of :mod:`symdyn.reduced.compile`:
 * ``dps=None``: the whole batch (``n, beta, gamma0, r0`` broadcast together)
   as one vectorized system, each member with its own adaptive steps
   (:mod:`symdyn.ode.integrate`); :math:`1-\\gamma` keeps its relative precision
-  far below ``1e-16`` because its logarithm is what is integrated;
+  far below ``1e-16`` because its logarithm is what is integrated, and
+  :math:`\\gamma` too, read from it as ``-expm1(u)`` (the compiled form
+  ``"gamma"`` of :mod:`symdyn.reduced.compile`; ``n`` from ``1e100`` and
+  ``n = inf`` in the forms ``"large_n"`` and ``"limit"``);
 * ``dps=D``: every member with mpmath at ``D`` digits by extrapolation
   (:mod:`symdyn.ode.extrapolation`); arrays of ``mpmath.mpf`` come back.
 
@@ -40,7 +43,7 @@ from ..ode.integrate import BatchSolution
 from ..ode.methods import DENSE_OUTPUTS, initial_step
 from ..ode.outputs import count
 from ..ode.scalar import GiveUp, integrate_one
-from .compile import stable_system
+from .compile import LARGE_N, form_of, gamma_of, limit, stable_system
 from .forward_sensitivity import parameter_names, sensitivity
 from .problem import BatchProblem
 from .solve_checks import (
@@ -83,6 +86,12 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     n, beta, gamma0, r0 : float or array
         Number of tokens (>= 2), inverse temperature (>= 0), starting cosine
         similarity (in ``[-1/(n-1), 1]``) and token norm (> 0); they broadcast.
+        ``n`` keeps full precision up to the float's range (``gamma`` is
+        read as ``-expm1(u)``; from ``n = 1e100`` the laws are evaluated in
+        ``1/n``), and ``n = inf`` is the long-context limit ``n -> inf`` of
+        the reduced ODE (refused where the limit is not finite, or from
+        ``gamma0 = 0`` where its rate is not Lipschitz there, as Peri-LN's
+        ``-2 sqrt(gamma)/r``; no sensitivities).
     t : float or 1-D array
         Output times, ``>= 0`` and strictly increasing; the start is ``t = 0``.
     attention : {"softmax", "unnormalized"}
@@ -142,7 +151,8 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     check_attention(attention)
     _check_size(s, count(t), (n, beta, gamma0, r0, *params.values()), sensitivities)
     times = output_times(t)
-    n, beta, gamma0, r0, params = broadcast_arguments(s, n, beta, gamma0, r0, params)
+    n, beta, gamma0, r0, params = broadcast_arguments(s, n, beta, gamma0, r0, params,
+                                                      n_inf=True)
     wrt = _wrt(s, sensitivities)
     rtol, atol = check_tolerance(rtol, "rtol"), check_tolerance(atol, "atol")
     if dense_output not in DENSE_OUTPUTS:
@@ -155,6 +165,12 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
     if s.starts_on_sphere:
         r0 = np.ones_like(r0)
     system = stable_system(s, attention)
+    if wrt is not None and np.any(n >= LARGE_N):
+        raise ValueError(f"n, sensitivities: sensitivities are solved for n below "
+                         f"{LARGE_N:g} (their laws are not written in 1/n), got n = "
+                         f"{float(np.max(n)):g}")
+    if np.isinf(n).any():
+        _check_limit(system, gamma0[np.isinf(n)])
     check_time_law(system, times, n, beta, params)
     check_speed(s, float(times[-1]), {n_sym: n, b_sym: beta,
                                       **{x: params[x.name] for x in s.symbols}}, "solve")
@@ -171,6 +187,23 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
                       dense_output)
     check_r_underflow(system, tr)
     return replace(tr, provenance=made)
+
+
+def _check_limit(system, gamma0):
+    """``n = inf`` (the long-context limit, the compiled form ``"limit"``) where
+    the limit exists and its solution is the limit of the finite-n ones;
+    ``gamma0``: the starts of the members at ``n = inf``."""
+    name = system.scheme.name
+    failure = system.limit_failure()
+    if failure:
+        raise ValueError(f"n: n = inf is the n -> inf limit of the reduced ODE, but {failure}; "
+                         f"use a finite n (floats hold n up to 1e308, dps= beyond)")
+    if system.limit_singular_at_zero() and np.any(gamma0 == 0):
+        raise ValueError(f"n, gamma0: the n -> inf limit of {name} has a rate of "
+                         f"log(1 - gamma) that is not Lipschitz at gamma = 0 "
+                         f"({limit(system.log_eps_dot)}): from gamma0 = 0 its solution is "
+                         f"not unique, and the finite-n solutions leave 0 at once; use a "
+                         f"finite n or gamma0 > 0")
 
 
 def _check_size(s, K, values, sensitivities):
@@ -194,53 +227,107 @@ def _check_size(s, K, values, sensitivities):
 
 
 def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol, dense_output):
+    """The batch in floats: its members grouped by compiled form (:func:`form_of`:
+    ``n`` below :data:`~symdyn.reduced.compile.LARGE_N`, up to the float's
+    range, ``inf``), each group solved as one batch (a member's steps do not
+    depend on its batch)."""
     shape = n.shape
     nn, bb, g0, rr = (np.ravel(x).astype(float) for x in (n, beta, gamma0, r0))
     pp = [np.ravel(v).astype(float) for v in params.values()]
-    pb = BatchProblem.build(system, sens, nn, bb, g0, rr, pp, rtol, atol)
+    forms = form_of(nn)
+    K = len(times)
+    names = ("gamma", "epsilon", "log_epsilon", "gamma_dot", "r")
+    out = {k: np.empty((len(nn), K)) for k in names}
+    derivs = None if sens is None else {q: np.empty((len(nn), K)) for q in sens.wrt}
+    nfev, message = 0, None
+    for form in dict.fromkeys(forms.tolist()):      # in order of first appearance
+        sel = np.flatnonzero(forms == form)
+        part = _solve_group(system, times, nn[sel], bb[sel], g0[sel], rr[sel],
+                            [v[sel] for v in pp], sens, rtol, atol, dense_output, form)
+        for k in names:
+            out[k][sel] = part[0][k]
+        for q in () if sens is None else sens.wrt:
+            derivs[q][sel] = part[1][q]
+        nfev += part[2]
+        message = message or part[3]
+    shaped = [out[k].reshape(shape + (K,)) for k in names]
+    derivs = None if sens is None else {q: d.reshape(shape + (K,)) for q, d in derivs.items()}
+    return Trajectory(times, *shaped, n, beta, gamma0, r0, nfev, message, params, derivs)
+
+
+def _solve_group(system, times, nn, bb, g0, rr, pp, sens, rtol, atol, dense_output, form):
+    """Members that share the compiled ``form``: ``(values, derivs, nfev, message)``,
+    ``values`` the arrays of ``gamma, epsilon, log_epsilon, gamma_dot, r`` (members x
+    times)."""
+    pb = BatchProblem.build(system, sens, nn, bb, g0, rr, pp, rtol, atol, form)
     frozen, at_cluster, field = pb.frozen, pb.at_cluster, pb.field
     small = len(nn) == 1 and sens is None and not frozen[0]
     sol = (solve_one(system, times, pb.y0, pb.args, pb.rtol, pb.atol, field, dense_output)
            if small else None)
     if sol is None:
-        sol = pb.solve(times, dense_output=dense_output)
+        try:
+            sol = pb.solve(times, dense_output=dense_output)
+        except ArithmeticError as exc:
+            raise _unresolved(exc, nn) from None
     u = np.where(at_cluster[:, None], -np.inf, sol.y[:, :, 0])
     r = sol.y[:, :, 1]
     eps = np.exp(u)
+    gam = gamma_of(u)
     phase = np.searchsorted(system.breakpoints, times, side="left")  # left limits
     rate = np.empty_like(eps)
     with np.errstate(invalid="ignore"):       # one call per phase, every output time
         for p in np.unique(phase):
             cols = np.flatnonzero(phase == p)
-            rate[:, cols] = field.phases[p][0](times[cols], eps[:, cols], r[:, cols],
-                                               nn[:, None], bb[:, None],
+            rate[:, cols] = field.phases[p][0](times[cols], eps[:, cols], gam[:, cols],
+                                               r[:, cols], nn[:, None], bb[:, None],
                                                *(v[:, None] for v in pp))
     gamma_dot = np.where(frozen[:, None], 0.0, -eps * rate)
     if not (np.all(np.isfinite(gamma_dot)) and np.all(np.isfinite(r))):
         raise ArithmeticError("solve: non-finite values in the solution"
                               + unnormalized_hint(system))
-    out = [x.reshape(shape + (len(times),)) for x in (1 - eps, eps, u, gamma_dot, r)]
+    values = dict(gamma=gam, epsilon=eps, log_epsilon=u, gamma_dot=gamma_dot, r=r)
     derivs = None if sens is None else {
-        q: np.where(at_cluster[:, None], 0.0, -eps * sol.y[:, :, 2 + 2 * j]).reshape(
-            shape + (len(times),)) for j, q in enumerate(sens.wrt)}
-    return Trajectory(times, *out, n, beta, gamma0, r0, sol.nfev, sol.message, params, derivs)
+        q: np.where(at_cluster[:, None], 0.0, -eps * sol.y[:, :, 2 + 2 * j])
+        for j, q in enumerate(sens.wrt)}
+    return values, derivs, sol.nfev, sol.message
+
+
+#: from this n on, a failed float solve names n and dps= (time scales that shrink with n)
+LARGE_N_FAILURE = 1e15
+
+
+def _unresolved(exc, nn):
+    """A failed float solve with a member at large ``n``: a ``ValueError`` naming
+    ``n`` and ``dps=`` (the solution can move on time scales that shrink with
+    ``n``, such as ``n^-1/2`` from ``gamma0 = 0`` under a law normalized by
+    ``|A_k|``, below the smallest step floats take)."""
+    big = nn[nn >= LARGE_N_FAILURE]
+    if not big.size:
+        return exc
+    return ValueError(f"n: {str(exc).removeprefix('solve: ')}; at n = {float(big.max()):g} the "
+                      f"solution can move on a time scale that shrinks with n (about "
+                      f"n^-1/2 from gamma0 = 0 where the law divides by |A_k|), below "
+                      f"what floats resolve: use dps= (mpmath), a smaller n, or gamma0 > 0 "
+                      f"(n = inf: the long-context limit)")
 
 
 def solve_one(system, times, y0, args, rtol, atol, field, dense_output="order7"):
     """A batch of one on the scalar path (:mod:`symdyn.ode.scalar`): a
     :class:`~symdyn.ode.integrate.BatchSolution`, or None where the batched path
     must answer (a refused state, a failure: its diagnostics name the cause)."""
-    rates = system.rates("float")
-    speed = [law for law, _ in system.laws("float")] if field.check_speed else None
+    rates = system.rates("float", form=field.form)
+    speed = ([law for law, _ in system.laws("float", form=field.form)] if field.check_speed
+             else None)
     values = [float(v[0]) for v in args[3:]]
 
     def f(tt, y, phase):
-        eps, r = float(np.exp(y[0])), y[1]      # numpy's exp, as ReducedRates (not libm's)
+        # numpy's exp and expm1, as ReducedRates (not libm's): the same bits
+        eps, gam, r = float(np.exp(y[0])), float(gamma_of(y[0])), y[1]
         try:
-            s = speed[phase](tt, eps, r, *values) if speed is not None else 1.0
+            s = speed[phase](tt, eps, gam, r, *values) if speed is not None else 1.0
             if not (r > 0 and s > 0):    # as ReducedRates refuses (+inf passes, nan not)
                 raise ArithmeticError("refused")
-            return rates[phase](tt, eps, r, *values)
+            return rates[phase](tt, eps, gam, r, *values)
         except (NameError, TypeError, AttributeError):   # code that needs arrays
             raise GiveUp from None
 
