@@ -350,8 +350,11 @@ def test_issue_16_member_and_a_random_grid_within_1e_9():
 
 
 def test_without_the_floor_members_slip(monkeypatch):
+    # the first member slips (1.5e-8); the second slipped (3e-9) only while the
+    # rates read gamma as 1 - exp(u), and lands at 3e-13 since they read it as
+    # -expm1(u) (symdyn.reduced.compile's form "gamma")
     monkeypatch.setattr(control, "DEFAULT", replace(control.DEFAULT, estimate_floor=0.0))
-    assert _post_ln_error(SLIPPING["n"], SLIPPING["beta"]).min() > 1e-9
+    assert _post_ln_error(SLIPPING["n"][:1], SLIPPING["beta"][:1])[0] > 1e-9
 
 
 def test_scipy_dop853_slips_where_the_floor_holds():
