@@ -93,23 +93,29 @@ def _times(args):
     return np.linspace(0.0, t_max, args.points)
 
 
-def _token_counts(values) -> list[int]:
-    """``--n`` values as integers >= 2 (``16`` and ``1e3`` are; ``8.5`` is not)."""
-    out = []
+def _token_counts(values, infinite: bool = False) -> list:
+    """``--n`` values as integers >= 2 (``16`` and ``1e3`` are; ``8.5`` is not);
+    with ``infinite``, also ``inf`` (the long-context limit of ``sd.solve``)."""
+    out: list = []
     for v in values:
         try:
             x = float(v)
         except ValueError:
             x = float("nan")
+        if infinite and x == float("inf"):
+            out.append(x)
+            continue
         if not (np.isfinite(x) and x == int(x) and x >= 2):
-            raise ValueError(f"--n: the number of tokens must be an integer >= 2, got {shown(v)}")
+            also = " or inf" if infinite else ""
+            raise ValueError(f"--n: the number of tokens must be an integer >= 2{also}, "
+                             f"got {shown(v)}")
         out.append(int(x))
     return out
 
 
 def solve_command(args) -> str:
     times = _times(args)
-    counts = _token_counts(args.n)
+    counts = _token_counts(args.n, infinite=True)
     grid = [(n, b, g) for n in counts for b in args.beta for g in args.gamma0]
     if len(grid) > _MAX_POINTS // len(times):
         raise ValueError(f"--n, --beta, --gamma0: {len(grid)} combinations of "
@@ -123,7 +129,8 @@ def solve_command(args) -> str:
         def value(v):
             return v if several else v[0]
         name = args.name if args.scheme == "custom" else args.scheme
-        return json.dumps({"scheme": name, "n": value(counts),
+        return json.dumps({"scheme": name, "n": value([n if n < np.inf else "inf"
+                                                       for n in counts]),
                            "beta": value(args.beta), "gamma0": value(args.gamma0),
                            "r0": args.r0, "provenance": json.loads(tr.provenance.to_json()),
                            "columns": head, "rows": rows}, indent=1)

@@ -243,7 +243,8 @@ def _add_solve(sub) -> None:
                  "was solved (scheme, parameters, n, beta, gamma0, r0, tolerances)")
     _scheme_arguments(s)
     s.add_argument("--n", nargs="+", required=True, metavar="N",
-                   help="number of tokens, an integer >= 2; several values: one block each")
+                   help="number of tokens, an integer >= 2, or inf (the long-context "
+                        "limit); several values: one block each")
     s.add_argument("--beta", type=float, nargs="+", required=True,
                    help="inverse temperature, >= 0")
     s.add_argument("--gamma0", type=float, nargs="+", required=True,

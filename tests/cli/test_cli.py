@@ -515,7 +515,23 @@ def test_solve_counts_tokens_in_integers(capsys):
     assert main(["solve", "post-ln", "--n", "1", "--beta", "1", "--gamma0", "0",
                  "--t-max", "1"]) == 2
     err = capsys.readouterr().err
-    assert "array(" not in err and "integer >= 2, got '1'" in err
+    assert "array(" not in err and "integer >= 2 or inf, got '1'" in err
+
+
+def test_solve_takes_n_inf_as_the_long_context_limit(capsys):
+    # the limit n -> inf: at beta = 0 the logistic law gamma' = 2 gamma (1 - gamma),
+    # gamma = 1 / (1 + e^(-2t)) from gamma0 = 1/2 (control: n = 8 is another law)
+    import numpy as np
+
+    def gamma_at_one(n):
+        assert main(["solve", "post-ln", "--n", n, "--beta", "0", "--gamma0", "0.5",
+                     "--t-max", "1", "--points", "2", "--format", "json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        return out["n"], out["rows"][-1][out["columns"].index("gamma")]
+    n, g = gamma_at_one("inf")
+    assert n == "inf" and abs(float(g) - 1 / (1 + np.exp(-2.0))) < 1e-10
+    assert abs(float(gamma_at_one("8")[1]) - 1 / (1 + np.exp(-2.0))) > 1e-3
+    assert main(["simulate", "post-ln", "--n", "inf", "--d", "3", "--beta", "1"]) == 2
 
 
 def test_init_offers_the_standard_gaussian_of_theorem_3_1():
