@@ -21,7 +21,7 @@ import os
 import sys
 import traceback
 
-from symdyn.base.checks import writable_path
+from symdyn.base.checks import BadInput, writable_path
 
 from . import CHECKS, run, table
 
@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
 def certified_module():
     """The certified checks' module; ``ValueError`` (exit 2) without python-flint."""
     if importlib.util.find_spec("flint") is None:
-        raise ValueError("--certify needs python-flint: pip install 'symdyn[certify]'")
+        raise BadInput("--certify needs python-flint: pip install 'symdyn[certify]'")
     from . import certified
     return certified
 
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in known]
     try:
         if unknown:
-            raise ValueError(f"--only: unknown check(s) {unknown}; choose from {known}")
+            raise BadInput(f"--only: unknown check(s) {unknown}; choose from {known}")
         certified = certified_module() if args.certify else None
         if args.json:
             writable_path(args.json, "--json")

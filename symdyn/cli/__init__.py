@@ -111,9 +111,19 @@ def bad_input(exc) -> bool:
     if last is None:
         return False
     file = os.path.abspath(last.tb_frame.f_code.co_filename)
-    if not file.startswith(_PACKAGE + os.sep):
+    if not any(file.startswith(root + os.sep) for root in _roots()):
         return False
     return linecache.getline(file, last.tb_lineno).lstrip().startswith("raise ")
+
+
+def _roots() -> list[str]:
+    """The folders of symdyn's own code: the package and, once imported,
+    ``symdyn.proofs_check`` (installed from the repository's top level)."""
+    roots = [_PACKAGE]
+    checks = sys.modules.get("symdyn.proofs_check")
+    if checks is not None and getattr(checks, "__file__", None):
+        roots.append(os.path.dirname(os.path.abspath(checks.__file__)))
+    return roots
 
 
 def _remove_empty(created) -> None:

@@ -304,11 +304,11 @@ def triptych(curves: dict, axes=None, level: float = 1e-6, title: str | None = N
     for ax, name in zip(axes, titles, strict=True):
         ax.set_title(name)
     same = coinciding(curves, level, where=True)
-    note = ("one line in (c): " + "; ".join(
+    wide = fig.get_size_inches()[0] > 5
+    note = ("one line in (c):" + (" " if wide else "\n") + (";  " if wide else "\n").join(
         ("" if e is None else f"for $1-\\gamma < {_power(e)}$, ") +
         " = ".join(label(s) for s in g) for g, e in same)) if same else None
-    return finish(fig, title, axes[0], ncol=4 if fig.get_size_inches()[0] > 5 else 2,
-                  note=note)
+    return finish(fig, title, axes[0], ncol=4 if wide else 2, note=note)
 
 
 def _power(x: float) -> str:

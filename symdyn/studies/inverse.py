@@ -44,6 +44,7 @@ from ..model.symbols import t as t_sym
 from ..reduced.solve_result import Trajectory
 from ..reduced.solver import solve
 from .optimize import (
+    TARGET_TOL,
     LawFails,
     Model,
     balance,
@@ -189,9 +190,17 @@ class Design:
     nfev: int
     check: dict
 
+    def _value_text(self) -> str:
+        """The objective's value; a target met to below the solver's tolerance
+        is printed as that bound (the digits below it are rounding, another
+        on every CPU)."""
+        if self.objective == "target" and abs(self.value) < TARGET_TOL:
+            return f"< {TARGET_TOL:g} (met)"
+        return f"{self.value:.6g}"
+
     def __str__(self) -> str:
         rows = [("family", f"{self.scheme.name}: speed {self.scheme.speed}"),
-                ("objective", f"{self.objective}, value {self.value:.6g}"),
+                ("objective", f"{self.objective}, value {self._value_text()}"),
                 *((f"  {k}", f"{v:.10g}") for k, v in self.params.items()),
                 ("success", f"{self.success} ({self.message}; {self.nfev} solves)"),
                 *((f"check: gamma(L) {k}", f"{v:.10g}") for k, v in self.check.items())]

@@ -202,15 +202,17 @@ def test_control_the_same_mean_field_calls_with_good_values_answer():
 def test_critical_kappa_refuses_before_deriving(monkeypatch):
     from symdyn.meanfield import stability
 
+    # the derived law, compiled (cached: spied on where it is asked for, so
+    # the spy sees it whatever an earlier test derived)
     calls = []
-    monkeypatch.setattr(stability, "critical_law", lambda a: calls.append(a) or 1 / 0)
+    monkeypatch.setattr(stability, "_numeric", lambda a, w: calls.append((a, w)) or 1 / 0)
     for d in (0, 1, 2.5, True):
         with pytest.raises(ValueError, match="^d must be an integer >= 2"):
             sd.critical_kappa(1.0, d)
     assert calls == []                     # no derivation was asked for
     with pytest.raises(ZeroDivisionError):         # control: a good d derives
         sd.critical_kappa(1.0, 2)
-    assert calls == ["softmax"]
+    assert calls == [("softmax", "critical")]
 
 
 def test_cli_points_of_400_digits_is_one_short_line(capsys):
