@@ -66,8 +66,8 @@ def weights(tab: ModuleType) -> np.ndarray:
 
 
 def _key(tab: ModuleType, dtype: Any) -> tuple:
-    return (tab.__name__, id(tab.A), id(tab.B), *(id(getattr(tab, e)) for e in tab.ERRORS),
-            np.dtype(dtype).str)
+    return (tab.__name__, id(tab.A), id(tab.B), id(tab.C),
+            *(id(getattr(tab, e)) for e in tab.ERRORS), dtype)
 
 
 def _terms(tab: ModuleType) -> list:
@@ -129,15 +129,17 @@ def combine_floats(row: Any, K: list) -> list:
     return _float_sum(row[0], [(j, w) for j, w in enumerate(row) if j and w != 0], K)
 
 
-def _float_sum(w0: float, terms: Sequence[tuple[int, float]], K: list) -> list:
-    """Per component :math:`w_0 k_0 + w_1 k_1 + \\dots` left to right."""
+def _float_sum(w0: float, terms: Sequence[tuple[int, float]], K: list,
+               y: list | None = None, h: float = 0.0) -> list:
+    """Per component :math:`w_0 k_0 + w_1 k_1 + \\dots` left to right, or, with
+    ``y``, the point :math:`y + h (w_0 k_0 + \\dots)` (one pass)."""
     pairs = [(w, K[j]) for j, w in terms]
     out = []
     for i, k0 in enumerate(K[0]):
         acc = w0 * k0
         for w, kj in pairs:
             acc = acc + w * kj[i]
-        out.append(acc)
+        out.append(acc if y is None else y[i] + h * acc)
     return out
 
 
@@ -304,7 +306,8 @@ class FloatSums:
         return _float_sum(w0, terms, K)
 
     def point(self, r: int, y: Any, h: Any, fresh: bool) -> Any:
-        return [a + h * v for a, v in zip(y, self._sum(r, self.K), strict=True)]
+        w0, terms = self.terms[r]
+        return _float_sum(w0, terms, self.K, y, h)
 
     def add(self, j: int, K: Any) -> None:
         pass
