@@ -278,7 +278,7 @@ def _density_values(mu0, grid):
 MAX_SOFTMAX_BETA = 1e8
 #: The last output time (the steps double up to it; at 1e152 they overflowed).
 MAX_TIME = 1e150
-#: Steps (accepted or not) one :func:`mean_field` may take (about 0.1-1 ms each).
+#: Steps (accepted or not) one :func:`mean_field` may take.
 MAX_STEPS = 200_000
 
 #: The step-doubling controller: the integrators' rule (``symdyn.ode.control``),

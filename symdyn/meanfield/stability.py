@@ -162,8 +162,8 @@ def series_form(expr: sp.Expr) -> sp.Expr:
 
 def _hyper(a, b, z):
     """mpmath's ``hyper``, summing the series where its terms fall by 4x from the start
-    (``0F1(; b; z)``, ``b > 4|z|``: mpmath would take its expansion in ``1/z``, seconds at
-    ``b = 5e299``)."""
+    (``0F1(; b; z)``, ``b > 4|z|``: mpmath would take its expansion in ``1/z``, slow
+    at ``b = 5e299``; ``benchmarks/meanfield.py``)."""
     if not a and len(b) == 1 and b[0] > 4 * abs(z):
         return mpmath.hyper(a, b, z, force_series=True)
     return mpmath.hyper(a, b, z)
@@ -206,7 +206,7 @@ def zero_limit(attention: str, which: str, kk: int) -> sp.Expr:
     functions ``I_nu(beta)``, ``nu >= 0``; each ``I_nu(beta)`` is its leading
     term times ``1 + O(beta^2)``, so the limit is that of the product with the
     leading terms, taken by sympy with ``d`` a symbol (never a sympy limit at
-    a given ``d``: at ``d = 1e7`` that ran for minutes). Softmax and
+    a given ``d``, which sympy cannot do at large ``d``). Softmax and
     unnormalized kappa_1: ``d``; rate of ``k = 1``: ``(d - 1)/d``, ``k >= 2``: 0."""
     expr = critical_law(attention) if which == "critical" else _expression(attention, False)
     expr = expr.subs(K, kk)

@@ -193,8 +193,7 @@ def unrecorded(laws) -> bool:
 
 def laws_of(s) -> tuple:
     """:func:`_laws_of`, once per scheme (schemes are immutable; reading the
-    laws back costs a parse, about 1 ms, that every run of the scheme would
-    repeat)."""
+    laws back costs a parse that every run of the scheme would repeat)."""
     return _laws_of(s) if isinstance(s, Scheme) else ()
 
 

@@ -83,17 +83,20 @@ def _check_law(s, times, n, beta, step, clock):
 
 #: A layer loop estimated (from below) to take longer than this is refused.
 MAX_DAYS = 1
+#: The layer loop's assumed least cost: seconds a layer, and the flop rate at
+#: which ``flops`` a layer run (a lower bound: only what cannot finish is refused).
+LAYER_SECONDS, FLOP_RATE = 1e-5, 1e12
 #: The continuous dynamics runs to t (tau with clock="log") <= MAX_TIME:
-#: beyond about 1e155 the batched integrator's steps stop growing (t = 1e250
-#: did not finish in minutes, where 1e150 takes under a second).
+#: beyond about 1e155 the batched integrator's steps stop growing (the
+#: doubling steps overflow), so a later end is never reached.
 MAX_TIME = 1e150
 
 
 def layer_times(t, step, flops=0.0):
     """Output times; with ``step``, multiples of it on distinct layers, and a
-    layer count that can run (from below: 10 us a layer plus ``flops`` a layer
-    at 1e12 flop/s), and the continuous dynamics (``step=None``) to
-    :data:`MAX_TIME`. (Their count is bounded by memory only:
+    layer count that can run in :data:`MAX_DAYS` (at :data:`LAYER_SECONDS` a
+    layer plus ``flops`` at :data:`FLOP_RATE`, a lower bound), and the
+    continuous dynamics (``step=None``) to :data:`MAX_TIME`. (Their count is bounded by memory only:
     :func:`~symdyn.particles.result.check_outputs`.)"""
     times = output_times(t)
     if step is None:
@@ -103,7 +106,7 @@ def layer_times(t, step, flops=0.0):
                              f"{times[-1]:g}")
         return times
     layers = times / step
-    days = layers[-1] * (1e-5 + flops / 1e12) / 86400
+    days = layers[-1] * (LAYER_SECONDS + flops / FLOP_RATE) / 86400
     if days > MAX_DAYS:
         raise ValueError(f"step: {step:g} needs {layers[-1]:.3g} layers to reach "
                          f"t = {times[-1]:g}, at least {days:.3g} days of computing "

@@ -151,8 +151,8 @@ def _radius(rho, r_start):
     f = sp.Function("f")
     ode = sp.Eq(f(t).diff(t), rho.subs(r, f(t)))
     # Refused by construction, not by the budget: an ODE whose only methods are
-    # a power series (no closed form) or Lie-group heuristics (which search for
-    # minutes and then fail) has no closed-form radius here.
+    # a power series (no closed form) or Lie-group heuristics (a long search
+    # that fails) has no closed-form radius here.
     hints = sp.classify_ode(ode, f(t))
     if not [h for h in hints if h.removesuffix("_Integral") not in NO_CLOSED_FORM]:
         raise ValueError(f"scheme: cannot solve the radial law dr/dt = {rho} (no "

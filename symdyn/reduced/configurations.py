@@ -142,7 +142,7 @@ class ConfigurationReduction:
         """Per phase of the scheme (Mix-LN switches), ``f(t, *y)`` returning the
         rates, at numbers for ``n``, ``beta``, ``m``, ``k`` (those that are symbols)."""
         sub = _numbers(self, values)
-        rates = [sp.sympify(e).subs(sub) for e in self.rates]
+        rates = [e.subs(sub) for e in self.rates]      # derived sympy expressions
         loose = set().union(*(e.free_symbols for e in rates)) - {t, *self.variables}
         if loose:
             names = ", ".join(sorted(map(str, loose)))
