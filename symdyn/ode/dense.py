@@ -63,7 +63,7 @@ def _conditions(A: np.ndarray, order: int) -> tuple:
     return M, lambda k: np.array([1.0 / density(t) if size(t) == k else 0.0 for t in low])
 
 
-def monomial_weights(A: np.ndarray | None  =  None, order: int  =  ORDER) -> np.ndarray:
+def monomial_weights(A: np.ndarray | None = None, order: int = ORDER) -> np.ndarray:
     """``beta`` (``(DEGREE, stages)``): :math:`b(\\theta) = \\sum_k \\theta^{k+1}`
     ``beta[k]``, of the given order, its free directions spent on the next
     order's weighted residuals. Raises ``ArithmeticError`` if the conditions
@@ -94,7 +94,7 @@ def monomial_weights(A: np.ndarray | None  =  None, order: int  =  ORDER) -> np.
     return beta
 
 
-def ending_on(beta: np.ndarray, b: np.ndarray, A: np.ndarray | None  =  None,
+def ending_on(beta: np.ndarray, b: np.ndarray, A: np.ndarray | None = None,
               order: int = ORDER) -> np.ndarray:
     """``beta`` with :math:`b(1) = b` to rounding: the difference (1e-9, the
     conditioning of the free direction) added to the top degree; it lies in

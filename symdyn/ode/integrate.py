@@ -56,11 +56,9 @@ from .events import values as event_values
 from .methods import (
     DENSE_OUTPUTS,
     DOP853,
-    ORDER6,
     ORDER7,
     ExplicitPair,
     initial_step,
-    stiffness,
 )
 from .outputs import Output, Stops, read, serve_ends
 from .rk import AheadSums
@@ -441,12 +439,11 @@ class _Driver:
 
     def _dense(self, t: Any, y: Any, h: Any, y_new: np.ndarray, args: Any, K: Any, z: Any,
                y_last: Any) -> Any:
-        """:func:`~symdyn.ode.methods.dense_coefficients` of these steps (their
-        :math:`h\\lambda` measured from the stages where ``z`` is None)."""
+        """The method's continuous extensions of these steps
+        (:meth:`~symdyn.ode.methods.ExplicitPair.dense`)."""
         with np.errstate(all="ignore"):
-            if z is None and self.dense_output != ORDER6:
-                z = stiffness(K, h, y_new, y_last, self.method.tab.N_STAGES)
-            F, cost = self.method.dense(self.f, t, y, h, y_new, args, K, z, self.dense_output)
+            F, cost = self.method.dense(self.f, t, y, h, y_new, args, K, z, self.dense_output,
+                                        y_last)
         self.s.nfev += cost
         return F
 

@@ -91,15 +91,17 @@ DENSE_OUTPUTS = (ORDER7, ORDER6)
 DENSE_EDGE = 2.0
 
 
-def free_coefficients(y: np.ndarray, h: np.ndarray, y_new: np.ndarray,
-                      K: np.ndarray) -> list[np.ndarray]:
-    """The seven coefficient rows of the order-6 continuous extension, from
-    the step's own 13 stages ``K`` (``K[12] = f(t + h, y_new)``): no
-    evaluation (:mod:`symdyn.ode.dense`). :math:`F_0 = y_{new} - y`,
-    :math:`F_i = h \\sum_j` ``dense.ROWS[i-1, j]`` :math:`k_j`.
+def free_coefficients(y: np.ndarray, h: np.ndarray, y_new: np.ndarray, K: np.ndarray,
+                      rows: np.ndarray | None = None) -> list[np.ndarray]:
+    """The seven coefficient rows of a continuous extension from the step's
+    own stages ``K`` (no evaluation): :math:`F_0 = y_{new} - y`,
+    :math:`F_i = h \\sum_j` ``rows[i-1, j]`` :math:`k_j`; ``rows`` by default
+    DOP853's order-6 extension (:data:`symdyn.ode.dense.ROWS`, ``K[12] = f(t +
+    h, y_new)``), else a pair's declared interpolant (:func:`declared_rows`).
     """
     tmp = np.empty_like(y)
-    return [y_new - y] + [h[:, None] * rk.combine_row(row, K, tmp=tmp) for row in dense.ROWS]
+    rows = dense.ROWS if rows is None else rows
+    return [y_new - y] + [h[:, None] * rk.combine_row(row, K, tmp=tmp) for row in rows]
 
 
 def contd8_coefficients(f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: np.ndarray,
@@ -139,16 +141,17 @@ def dense_coefficients(f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: n
         return contd8_coefficients(f, t, y, h, y_new, args, K), 3
     if held.all():
         return free_coefficients(y, h, y_new, K[: _S + 1]), 0
-    c = np.flatnonzero(~held)
-    Kc = K[:, c]
-    Fc = contd8_coefficients(f, t[c], y[c], h[c], y_new[c], tuple(a[c] for a in args), Kc)
-    F = free_coefficients(y, h, y_new, K[: _S + 1])
-    for row, rc in zip(F, Fc, strict=True):
-        row[c] = rc
+    c, e = np.flatnonzero(~held), np.flatnonzero(held)      # each row's one extension
+    Fc = contd8_coefficients(f, t[c], y[c], h[c], y_new[c], tuple(a[c] for a in args),
+                             K[:, c])
+    Fe = free_coefficients(y[e], h[e], y_new[e], K[: _S + 1, e])
+    F = [np.empty_like(y) for _ in Fc]
+    for row, rc, re in zip(F, Fc, Fe, strict=True):
+        row[c], row[e] = rc, re
     return F, 3
 
 
-def stiffness(K: Any, h: Any, y_new: Any, y_last: Any, s: int  =  dop853.N_STAGES) -> Any:
+def stiffness(K: Any, h: Any, y_new: Any, y_last: Any, s: int = dop853.N_STAGES) -> Any:
     """Hairer's :math:`h\\lambda = h |k_s - k_{s-1}| / |y_1 - Y_{s-1}|` per
     row (``y_last``: the last stage's point :math:`Y_{s-1}`, also at ``t + h``;
     ``s``: the pair's stages, DOP853's 12 by default): where the explicit
@@ -224,7 +227,7 @@ class Method(ABC):
         ``t_new``; ``state``: the method's own (stages, Jacobians)."""
 
     @abstractmethod
-    def error(self, step: Step, h: Any, scale: Any, dims: Any  =  None) -> Any:
+    def error(self, step: Step, h: Any, scale: Any, dims: Any = None) -> Any:
         """The error norm of ``step``: 1 at the tolerance ``scale``, over
         ``dims`` components per member (default all)."""
 
@@ -259,16 +262,17 @@ class ExplicitPair(Method):
         self.interpolate = interpolate
 
     def dense(self, f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: np.ndarray,
-              y_new: np.ndarray, args: tuple, K: np.ndarray, z: Any,
-              how: str = ORDER7) -> tuple[list[np.ndarray], int]:
+              y_new: np.ndarray, args: tuple, K: np.ndarray, z: Any, how: str = ORDER7,
+              y_last: np.ndarray | None = None) -> tuple[list[np.ndarray], int]:
         """The continuous extension's rows ``F`` of these steps and the
-        evaluations spent (:func:`interpolate` reads them)."""
-        if self.tab is dop853:
-            return dense_coefficients(f, t, y, h, y_new, args, K, z, how)
-        tmp = np.empty_like(y)
-        rows = declared_rows(self.tab)
-        return [y_new - y] + [h[:, None] * rk.combine_row(row, K, tmp=tmp)
-                              for row in rows], 0
+        evaluations spent (:func:`interpolate` reads them). DOP853 chooses
+        per step by :math:`h\\lambda` (``z``; where None, measured from the
+        stages and ``y_last``, the last stage's points)."""
+        if self.tab is not dop853:
+            return free_coefficients(y, h, y_new, K, declared_rows(self.tab)), 0
+        if z is None and how != ORDER6:
+            z = stiffness(K, h, y_new, y_last)
+        return dense_coefficients(f, t, y, h, y_new, args, K, z, how)
 
     def step(self, f: Callable[..., Any], t: Any, y: Any, fy: Any, h: Any, t_new: Any,
              args: tuple, state: Any) -> Step:
@@ -282,7 +286,7 @@ class ExplicitPair(Method):
         done = rk.step(self.tab, f, t, y, fy, h, t_new, args, state.K, sums)
         return Step(done.y_new, done.errors, state.K[self.tab.N_STAGES], done.y_last)
 
-    def error(self, step: Step, h: Any, scale: Any, dims: Any  =  None) -> Any:
+    def error(self, step: Step, h: Any, scale: Any, dims: Any = None) -> Any:
         if dims is None:
             dims = len(scale) if isinstance(scale, list) else scale.shape[1]
         if self.tab.NORM == "dop853":
@@ -313,7 +317,7 @@ class Ros34pw2(Method):
         y_new, error, f_new = rosenbrock.step(f, t, y, fy, h, t_new, args, *state)
         return Step(y_new, error, f_new)
 
-    def error(self, step: Step, h: Any, scale: Any, dims: Any  =  None) -> Any:
+    def error(self, step: Step, h: Any, scale: Any, dims: Any = None) -> Any:
         e = step.estimate / scale
         n = scale.shape[1] if dims is None else dims
         return np.sqrt(np.einsum("mi,mi->m", e, e) / n)

@@ -115,7 +115,7 @@ def combine(w0: float, terms: Sequence[tuple[int, float]], K: Any,
     return out
 
 
-def combine_row(row: Any, K: Any, out: np.ndarray | None  =  None,
+def combine_row(row: Any, K: Any, out: np.ndarray | None = None,
                 tmp: np.ndarray | None = None) -> np.ndarray:
     """:func:`combine` of a weight row (zero weights of ``j >= 1`` skipped)."""
     row = row.tolist() if hasattr(row, "tolist") else row

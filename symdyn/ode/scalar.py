@@ -75,9 +75,11 @@ def _dense(method: Any, f: Callable[..., Any], t: Any, y: Any, h: Any, y_new: np
     tab = method.tab
     S = tab.N_STAGES
     delta = [b - a for a, b in zip(y, y_new, strict=True)]
+
+    def rows(weights: Any) -> list:            # h sum_j w_j k_j per row
+        return [[h * v for v in combine_floats(row, K)] for row in weights]
     if tab is not dop853:
-        return [delta] + [[h * v for v in combine_floats(row, K)]
-                          for row in declared_rows(tab)], 0
+        return [delta] + rows(declared_rows(tab)), 0
     if how == ORDER7 and stiffness(K, h, y_new, y_last, S) <= DENSE_EDGE:
         for j, c in enumerate(dop853.C_EXTRA):
             s = S + 1 + j
@@ -86,8 +88,8 @@ def _dense(method: Any, f: Callable[..., Any], t: Any, y: Any, h: Any, y_new: np
             K[s] = _call(f, t + float(c) * h, point, phase)
         F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
              [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[S], K[0], strict=True)]]
-        return F + [[h * v for v in combine_floats(row, K)] for row in dop853.D], 3
-    return [delta] + [[h * v for v in combine_floats(row, K)] for row in dense.ROWS], 0
+        return F + rows(dop853.D), 3
+    return [delta] + rows(dense.ROWS), 0
 
 
 def _interpolate(F: Any, y: Any, x: np.ndarray) -> Any:

@@ -86,7 +86,7 @@ class Methods:
     """
 
     def __init__(self, M: Any, enabled: Any, dim: Any, dtype: Any,
-                 method: ExplicitPair  =  DOP853) -> None:
+                 method: ExplicitPair = DOP853) -> None:
         self.method = method
         # where the switch applies: float64, rosenbrock.MAX_DIM components, and
         # the Jacobians of the whole batch kept (a W-method keeps its order with
