@@ -1,8 +1,8 @@
 """Certified enclosures (symdyn.certify): every target of issue 37's "Done when"
 beside the measured figure, and each timing beside its float and mpmath baseline.
 
-Run: ``python benchmarks/certify.py [--seconds S] [--no-proofs-check] [--full]`` (needs
-``symdyn[certify]``). CPU seconds (``time.process_time``: the machine may be
+Run: ``python benchmarks/certify.py [--seconds S] [--no-proofs-check] [--full]
+[--level-0.9]`` (needs ``symdyn[certify]``). CPU seconds (``time.process_time``: the machine may be
 shared), the float crossing time of ``sd.solve``'s solver (rtol 1e-11) and the
 mpmath path (``sd.solve(..., dps=50)`` at one time) side by side:
 
@@ -17,6 +17,14 @@ mpmath path (``sd.solve(..., dps=50)`` at one time) side by side:
     n in [2, 1024], beta in [0, 16] (target <= 60 s), the certificate that
     decided each box, the picture in ``/tmp/certify_region.png``;
 (e) the widths of all eight built-in schemes at 128 bits;
+(g) issues 48/49, region maps: "post-ln before peri-ln" over n in [2, 64],
+    beta in [0, 4] at region's default level 0.99 (the docs' level; the claim
+    is true there) with ``seconds=120``: CPU seconds and the undecided share
+    of the area in (log n, beta) (target: within 120 s, under 5%), the map in
+    ``/tmp/certify_map.png``; the same at level 0.9 (``--level-0.9``: the
+    order changes inside the box there; no target); "pre-ln before peri-ln"
+    on n in [30, 32], beta in [0.5, 0.6] (false, time ratio e^0.142)
+    disproven with ``seconds=3``; Figure 2's t_switch flip (fig2-order);
 (f) ``python -m symdyn.proofs_check --certify``, wall seconds (a subprocess):
     its certified checks alone (``--only fig2-order fig2-early regions``), or
     with ``--full`` every check, the numerical ones too (about 11 min wall on
@@ -115,8 +123,46 @@ def proofs_check(full):
                  f"exit {out.returncode} in {wall:.0f} s wall", out.returncode == 0))
 
 
+def maps(level09):
+    print("(g) region maps with a budget (issues 48 item 6, 49 items 4 and 5)")
+    t, reg = cpu(lambda: C.region("post-ln before peri-ln", n=(2, 64), beta=(0, 4), seconds=120))
+    print(f"  {reg}")
+    print(f"  {t:.1f} s CPU; undecided {100 * reg.undecided_fraction:.2f}% of the area in "
+          f"(log n, beta), strip {100 * reg.strip_fraction:.2f}%, {reg.boxes} boxes evaluated")
+    ROWS.append(("region 'post-ln before peri-ln', n [2, 64], beta [0, 4], level 0.99: <= 120 s "
+                 "CPU, undecided < 5%", f"{t:.0f} s, undecided {100 * reg.undecided_fraction:.1f}%",
+                 t <= 120 and reg.undecided_fraction < 0.05))
+    import matplotlib
+    matplotlib.use("Agg")
+    ax = reg.plot()
+    ax.figure.savefig("/tmp/certify_map.png", dpi=150)
+    print("  picture: /tmp/certify_map.png")
+    if level09:
+        t9, r9 = cpu(lambda: C.region("post-ln before peri-ln", level="0.9", n=(2, 64),
+                                      beta=(0, 4), seconds=120))
+        print(f"  level 0.9: {r9}\n  {t9:.1f} s CPU; undecided "
+              f"{100 * r9.undecided_fraction:.1f}%, strip {100 * r9.strip_fraction:.1f}%")
+        ax = r9.plot()
+        ax.figure.savefig("/tmp/certify_map_09.png", dpi=150)
+        print("  picture: /tmp/certify_map_09.png")
+    t3, r3 = cpu(lambda: C.region("pre-ln before peri-ln", n=(30, 32), beta=(0.5, 0.6),
+                                  seconds=3))
+    print(f"  {r3}\n  {t3:.2f} s CPU")
+    ROWS.append(("'pre-ln before peri-ln', n [30, 32], beta [0.5, 0.6]: disproven, seconds=3",
+                 f"{'disproven' if r3.disproven else 'NOT disproven'} ({t3:.1f} s CPU)",
+                 bool(r3.disproven)))
+    from symdyn.proofs_check import certified
+    tf, fig2 = cpu(certified.fig2_order)
+    print(f"  fig2-order: {fig2.key_figures}\n  {tf:.1f} s CPU")
+    ROWS.append(("Figure 2's verdict names t_switch and where it flips",
+                 "flip at " + " .. ".join(fig2.parameters.get("t_switch flip", ["none"])),
+                 "t_switch flip" in fig2.parameters))
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--level-0.9", dest="level09", action="store_true",
+                    help="(g): also map level 0.9, where the order changes (120 s more)")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--no-proofs-check", action="store_true")
     ap.add_argument("--full", action="store_true", help="proofs_check: every check")
@@ -129,10 +175,11 @@ def main():
     print("(c) LN-Scaling, the validated integrator")
     one("ln-scaling", 10.0, 1e-12, repeat=1)
     region(args.seconds)
+    maps(args.level09)
     widths()
     if not args.no_proofs_check:
         proofs_check(args.full)
-    print("\nissue 37, Done when: target | measured | status")
+    print("\nissues 37, 48, 49, Done when: target | measured | status")
     for target, measured, ok in ROWS:
         print(f"  {target:78s} | {measured:40s} | {'ok' if ok else 'MISSED'}")
 

@@ -23,6 +23,15 @@ Run: ``python benchmarks/metastability.py [--quick] [--n N] [--figure PREFIX]``.
    so log T is bracketed to +-0.04) against the slope of the predicted
    log T on the same betas, and the asymptote 1 - cos(theta). Error bar: the
    std of the per-seed slopes, plus the slope shift of the +-0.04 bracket.
+4. (``--schemes``: this part alone) Metastability across normalizations
+   (symdyn.studies.metastability_schemes; docs/metastability.md, section 4):
+   every built-in scheme from n uniform tokens on S^2 at (n, beta) in
+   {16, 32} x {3, 4}, seeds 0-7 (``--quick``: n = 16, beta = 4, seeds 0-2):
+   per scheme and size the predicted and measured last merge time (log10 T,
+   mean +- se over the seeds that merged), log(D_meas/D_pred) +- its error
+   bar (D the duration in the scheme's clock), the verdict, the control (the
+   prediction at 1.25 beta), the metastable plateaus per seed and their mean
+   length in log time; ``--figure PREFIX`` writes PREFIX_schemes.png.
 3. Strong Rényi centres of n i.i.d. uniform tokens on the circle, delta =
    4 / sqrt(64) = 0.5 (the paper's delta = 4 beta^-1/2 at beta = 64): mean
    over min(20,000, 2e8 / n^2) samples (seed 0) +- standard error against
@@ -143,14 +152,43 @@ def figures(prefix, mode_rows, merge_rows, renyi_rows):
     print(f"wrote {prefix}_predictions.png")
 
 
+def across_schemes(quick, prefix):
+    """Part 4: the table of symdyn.output.metastability_section, printed."""
+    from pathlib import Path
+
+    from symdyn.output import metastability_section as section
+    from symdyn.studies import metastability_schemes as mx
+    t0 = time.perf_counter()
+    runs = mx.study(quick=quick, progress=lambda m: print("  " + m, flush=True))
+    rows = section.across_schemes(runs)
+    print(section.schemes_table(rows))
+    for row in rows:
+        s = row["summary"]
+        print(f"  {s.scheme:12s} n {s.n:3d} beta {s.beta:g}: log(T_meas/T_pred) = "
+              f"{s.log_T_ratio[0]:+.2e} +- {s.log_T_ratio[1]:.2e} (se); per seed "
+              f"log(D_meas/D_pred) = {' '.join(f'{x:+.1e}' for x in row['per_seed'])}; "
+              f"unmerged seeds {s.seeds - s.merges}")
+    print(f"({time.perf_counter() - t0:.0f} s)")
+    if prefix:
+        path = Path(prefix + "_schemes.png")
+        section.schemes_figure(runs, path.parent, path.stem)
+        print(f"wrote {path}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="n = 200, three betas")
     ap.add_argument("--figure", default=None, help="write PREFIX_predictions.png")
     ap.add_argument("--s2", action="store_true", help="part 1b (S^2) alone")
+    ap.add_argument("--schemes", action="store_true",
+                    help="part 4 alone: metastability across normalizations")
     ap.add_argument("--n", type=int, default=None,
                     help="tokens of part 1 (default 2,000; 200 with --quick)")
     a = ap.parse_args()
+    if a.schemes:
+        print("4. metastability across normalizations: the last merge against the law")
+        across_schemes(a.quick, a.figure)
+        return
     if a.s2:
         print("1b. S^2: fastest degree l*(beta), the start's pattern maxima, measured")
         sphere_modes([4.0, 8.0, 16.0, 32.0, 64.0], 400, (0, 1, 2))

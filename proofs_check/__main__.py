@@ -15,6 +15,7 @@ the error is one line on stderr, with the traceback if SYMDYN_TRACEBACK=1);
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import json
 import os
@@ -52,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the small grids (< 3 min)")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help=f"among {list(CHECKS)}")
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help=f"among {', '.join(CHECKS)} ('_' for '-' and any case accepted)")
     parser.add_argument("--json", metavar="FILE", help="write every result as JSON")
     parser.add_argument("--certify", action="store_true",
                         help="also prove, in ball arithmetic, the claims a finite computation "
@@ -89,15 +91,35 @@ def _run_each(names, quick, certified=None):
     return results, errors
 
 
+def check_names(only, certify: bool = False) -> list[str]:
+    """The checks ``--only`` names (all of them for ``None``), each written as
+    in ``CHECKS`` or with ``_`` for ``-`` and in any case (``initial_velocity``
+    is ``initial-velocity``); with ``certify`` also :data:`CERTIFIED_NAMES`.
+    An unknown name is a ``BadInput`` naming it, the closest check and the
+    choices."""
+    known = list(CHECKS) + (list(CERTIFIED_NAMES) if certify else [])
+    if not only:
+        return known
+    names = []
+    for given in only:
+        name = given.strip().lower().replace("_", "-")
+        if name in CERTIFIED_NAMES and not certify:
+            raise BadInput(f"--only: {given!r} is a certified check; add --certify")
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise BadInput(f"--only: unknown check(s) [{given!r}]; {hint}"
+                           f"choose from {', '.join(known)}")
+        if name not in names:
+            names.append(name)
+    return names
+
+
 def main(argv=None) -> int:
     """Run the checks; returns the exit status (see :data:`EXIT_CODES`)."""
     args = _parser().parse_args(argv)            # bad usage: argparse exits with 2
-    known = list(CHECKS) + (list(CERTIFIED_NAMES) if args.certify else [])
-    names = known if not args.only else list(args.only)
-    unknown = [n for n in names if n not in known]
     try:
-        if unknown:
-            raise BadInput(f"--only: unknown check(s) {unknown}; choose from {known}")
+        names = check_names(args.only, args.certify)
         certified = certified_module() if args.certify else None
         if args.json:
             writable_path(args.json, "--json")

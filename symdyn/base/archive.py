@@ -15,23 +15,53 @@ Layer 0, base.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
-from .checks import shown
-from .provenance import plain, write
+from .checks import StrPath, shown
+from .provenance import Provenance, plain, write
+
+if TYPE_CHECKING:
+    import xarray
+
+#: name -> (dimension names, array): the variables a result file holds
+Variables = dict[str, tuple[tuple[str, ...], np.ndarray]]
+
+R = TypeVar("R", bound="Archived")
+
+
+class Loadable(Protocol):
+    """A class ``symdyn.load`` reads back: it checks a file's arrays
+    (name -> ndarray), their dimension names and its attributes (JSON
+    values), then builds itself from them."""
+
+    @classmethod
+    def check_parts(cls, arrays: dict[str, np.ndarray], dims: dict[str, tuple[str, ...]],
+                    attrs: dict[str, Any]) -> None: ...
+
+    @classmethod
+    def from_parts(cls, provenance: Provenance, arrays: dict[str, np.ndarray],
+                   attrs: dict[str, Any]) -> object: ...
+
 
 #: kind name -> class, filled as result classes are defined
-KINDS: dict = {}
+KINDS: dict[str, type[Loadable]] = {}
 
 
 class Archived:
-    """Mixin of the result dataclasses (``DIMS``: field -> trailing dims)."""
+    """Mixin of the result dataclasses (``DIMS``: field -> trailing dims).
 
-    DIMS: dict = {}
-    BATCH = "member"       #: the name of a single batch axis
+    A subclass is a dataclass with a ``provenance`` field; both are declared
+    here for the type checker only (no class attribute is set)."""
 
-    def __init_subclass__(cls, **kwargs):
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    provenance: Provenance | None
+
+    DIMS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    BATCH: ClassVar[str] = "member"       #: the name of a single batch axis
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         KINDS[cls.__name__] = cls
 
@@ -43,11 +73,12 @@ class Archived:
         when = f", {np.size(t)} times" if t is not None else ""
         return f"<{type(self).__name__} {what or 'no provenance'}{when}>"
 
-    def _parts(self):
+    def _parts(self) -> tuple[Variables, dict[str, Any]]:
         """(arrays: name -> (dims, ndarray), attrs: name -> value)."""
-        arrays, attrs = {}, {}
+        arrays: Variables = {}
+        attrs: dict[str, Any] = {}
         for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
+            v = getattr(self, f.name, None)     # None: absent (not recorded)
             if f.name == "provenance" or v is None:
                 continue
             if isinstance(v, dict) and all(isinstance(a, np.ndarray) for a in v.values()):
@@ -60,7 +91,9 @@ class Archived:
                 attrs[f.name] = plain(v)
         return arrays, attrs
 
-    def _dims(self, name, a):
+    def _dims(self: Archived | type[Archived], name: str, a: np.ndarray) -> tuple[str, ...]:
+        """The dimension names of field ``name`` holding ``a`` (on an instance
+        or, checking a file, on the class)."""
         trailing = self.DIMS.get(name, ())
         lead = a.ndim - len(trailing)
         if lead < 0:
@@ -68,13 +101,14 @@ class Archived:
         batch = (self.BATCH,) if lead == 1 else tuple(f"batch{i}" for i in range(lead))
         return batch + tuple(trailing)
 
-    def save(self, path) -> None:
+    def save(self, path: StrPath) -> None:
         """Write this result to a netCDF-3 file (``symdyn.load`` reads it back)."""
-        if getattr(self, "provenance", None) is None:
+        p: Provenance | None = getattr(self, "provenance", None)
+        if p is None:
             raise ValueError(f"save: this {type(self).__name__} has no provenance")
-        write(path, type(self).__name__, self.provenance, *self._parts())
+        write(path, type(self).__name__, p, *self._parts())
 
-    def to_xarray(self):
+    def to_xarray(self) -> xarray.Dataset:
         """An ``xarray.Dataset``: the arrays with named dimensions, the time as
         a coordinate, the provenance (JSON and its fields) and scalars in
         ``attrs`` (needs the ``symdyn[xarray]`` extra)."""
@@ -93,14 +127,16 @@ class Archived:
         return xr.Dataset(data, coords=coords, attrs=meta)
 
     @classmethod
-    def check_parts(cls, arrays: dict, dims: dict, attrs: dict) -> None:
+    def check_parts(cls, arrays: dict[str, np.ndarray], dims: dict[str, tuple[str, ...]],
+                    attrs: dict[str, Any]) -> None:
         """Check what a file holds against this class's schema (its fields'
         annotations and :attr:`DIMS`): every field without a default present,
         an array field as a variable of real or complex numbers with the
         dimension names :meth:`save` gives it, a number, a text or a flag as an
         attribute of that type, nothing the class does not have. A ValueError
         says what is wrong."""
-        known_arrays, known_attrs = set(), set()
+        known_arrays: set[str] = set()
+        known_attrs: set[str] = set()
         for f in dataclasses.fields(cls):
             if f.name == "provenance":
                 continue
@@ -140,9 +176,10 @@ class Archived:
                              f"{cls.__name__}")
 
     @classmethod
-    def from_parts(cls, provenance, arrays: dict, attrs: dict):
+    def from_parts(cls: type[R], provenance: Provenance, arrays: dict[str, np.ndarray],
+                   attrs: dict[str, Any]) -> R:
         """The result whose :meth:`save` wrote ``arrays`` and ``attrs``."""
-        values = {"provenance": provenance}
+        values: dict[str, Any] = {"provenance": provenance}
         for f in dataclasses.fields(cls):
             if f.name in arrays:
                 values[f.name] = arrays[f.name]
@@ -157,11 +194,12 @@ class Archived:
 
 
 #: a scalar field's annotation -> the JSON types its attribute may have
-_SCALARS = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
-            "tuple": (list,), "list": (list,)}
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "int": (int,), "float": (int, float), "str": (str,), "bool": (bool,), "tuple": (list,),
+    "list": (list,)}
 
 
-def _check_value(name, base, value) -> None:
+def _check_value(name: str, base: str, value: object) -> None:
     types = _SCALARS.get(base)
     if types is None:
         return                          # an annotation without a fixed JSON type
@@ -170,7 +208,8 @@ def _check_value(name, base, value) -> None:
         raise ValueError(f"{name} must be {base}, got {shown(value)}")
 
 
-def _check_array(cls, name, a, dims, variable=None) -> None:
+def _check_array(cls: type[Archived], name: str, a: object, dims: tuple[str, ...] | None,
+                 variable: str | None = None) -> None:
     variable = variable or name
     if not isinstance(a, np.ndarray) or a.dtype.kind not in "biufc":
         raise ValueError(f"variable {variable} must hold numbers, got {shown(a)}")

@@ -32,9 +32,12 @@ from __future__ import annotations
 
 import math
 import types
+from collections.abc import Callable
+from typing import SupportsFloat, overload
 
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
 from sympy.printing.numpy import SciPyPrinter
 
 try:        # the C function np.einsum calls: the same sums, without its Python wrapper
@@ -46,20 +49,25 @@ __all__ = ["FloatPrinter", "all_finite", "einsum", "float_printer", "on_floats",
            "row_norms"]
 
 
-def power(x, y):
-    """``x ** y`` by ``numpy.power`` for arrays and Python floats alike."""
+@overload
+def power(x: float, y: float) -> float: ...
+@overload
+def power(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray | float: ...
+def power(x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray | float:
+    """``x ** y`` by ``numpy.power`` for arrays and Python floats alike (a
+    result of one or more dimensions is an array, any other a Python float)."""
     out = np.power(x, y)
     return out if isinstance(out, np.ndarray) and out.ndim else float(out)
 
 
-def all_finite(x) -> bool:
+def all_finite(x: ArrayLike) -> bool:
     """All of ``x`` finite: one sum (NaN and inf reach it; numpy's pairwise
     sum, no BLAS threads to wait for on a busy machine), and the elementwise
     test only where it is not finite (finite values may overflow the sum)."""
     return math.isfinite(np.add.reduce(x, axis=None)) or bool(np.isfinite(x).all())
 
 
-def row_norms(x):
+def row_norms(x: np.ndarray) -> np.ndarray:
     """:math:`|x_k|` over the last axis of ``(m, n, d)`` arrays: one ``einsum``
     and a ``sqrt`` (``np.linalg.norm`` and a reduction over a short last axis
     cost 3x more)."""
@@ -69,7 +77,7 @@ def row_norms(x):
 class FloatPrinter(SciPyPrinter):
     """scipy/numpy code with every power a call (no ``**`` operator)."""
 
-    def _print_Pow(self, expr, rational=False):
+    def _print_Pow(self, expr: sp.Pow, rational: bool = False) -> str:
         base, e = expr.base, expr.exp
         if e == sp.S.Half:
             return f"sqrt({self._print(base)})"
@@ -88,19 +96,19 @@ def float_printer() -> FloatPrinter:
                          "allow_unknown_functions": True, "user_functions": {}})
 
 
-def _wrap(fn):
-    def on_float(*args):
+def _wrap(fn: Callable[..., SupportsFloat]) -> Callable[..., float]:
+    def on_float(*args: object) -> float:
         return float(fn(*args))     # a 0-d result; anything else raises TypeError
     on_float.__name__ = getattr(fn, "__name__", "function")
     return on_float
 
 
-def _from_numpy(fn) -> bool:
+def _from_numpy(fn: object) -> bool:
     module = getattr(fn, "__module__", None) or ""
     return isinstance(fn, np.ufunc) or module.split(".")[0] in ("numpy", "scipy")
 
 
-def on_floats(f):
+def on_floats(f: types.FunctionType) -> types.FunctionType:
     """``f`` (lambdified with :class:`FloatPrinter`) for Python-float arguments.
 
     The same code object; each numpy/scipy callable it names returns a Python

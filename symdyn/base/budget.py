@@ -26,18 +26,25 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Collection, Hashable, Iterator
 from contextlib import contextmanager
+from types import FrameType
+from typing import Protocol, TypeVar, cast
 
 from .trampoline import call
+
+T = TypeVar("T")
+U = TypeVar("U")
+T_co = TypeVar("T_co", covariant=True)
 
 #: Seconds a public derivation (reduce, terminal, initial velocity, leading
 #: order, derive) may take before it is stopped; ``None``: no bound.
 #: ``"tidy"``: seconds a cosmetic simplification may take (``Reduction.at``)
 #: before the unsimplified, equal expression is returned instead.
-SECONDS = {"derivation": 120.0, "tidy": 1.0}
+SECONDS: dict[str, float | None] = {"derivation": 120.0, "tidy": 1.0}
 
 #: Seconds between the rings of an alarm whose deadline has passed (None: ring once).
-REPEAT = 0.05
+REPEAT: float | None = 0.05
 
 #: The files whose frames are a bound's clean-up, where a ring waits for the next.
 CLEANUP_FILES = {__file__, contextlib.__file__}
@@ -65,14 +72,14 @@ class Ring(BaseException):
 
 
 @contextmanager
-def quiet_rings():
+def quiet_rings() -> Iterator[None]:
     """Within the block, a ring raised where Python cannot raise it (a
     finalizer, a weakref callback: "Exception ignored in ...") is dropped
     instead of reported: the next ring stops the work. Other unraisable
     exceptions go to the hook that was in place."""
     previous = sys.unraisablehook
 
-    def hook(unraisable):
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
         if not isinstance(unraisable.exc_value, Ring):
             previous(unraisable)
     sys.unraisablehook = hook
@@ -86,7 +93,7 @@ class Overrun(Ring):
     """Raised by the alarm; a BaseException so sympy's ``except Exception`` lets it pass."""
 
 
-def in_cleanup(frame, files=CLEANUP_FILES) -> bool:
+def in_cleanup(frame: FrameType | None, files: Collection[str] = CLEANUP_FILES) -> bool:
     """Whether the interrupted ``frame`` runs in one of ``files`` (the bound's own
     ``except``/``finally`` and ``contextlib``'s ``__exit__``): an alarm ringing
     there again would escape the handler that is turning the first ring into
@@ -99,23 +106,23 @@ def arm(seconds: float) -> None:
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), REPEAT or 0.0)
 
 
-def _alarm(signum, frame):
+def _alarm(signum: int, frame: FrameType | None) -> None:
     if getattr(_active, "on", False) and not in_cleanup(frame):
         raise Overrun
 
 
 @contextmanager
-def time_limit(what: str):
+def time_limit(what: str) -> Iterator[None]:
     """Stop the enclosed symbolic work after ``SECONDS["derivation"]`` seconds.
 
     Nested uses share the outermost budget. Raises ``ValueError`` naming
     ``what`` on overrun.
     """
     seconds = SECONDS["derivation"]
-    usable = (seconds is not None and hasattr(signal, "setitimer")
+    usable = (hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread()
               and not getattr(_active, "on", False))
-    if not usable:
+    if seconds is None or not usable:
         yield
         return
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -136,7 +143,8 @@ def time_limit(what: str):
         signal.signal(signal.SIGALRM, previous)
 
 
-def within(f, *args, otherwise, seconds=None):
+def within(f: Callable[..., T], *args: object, otherwise: U,
+           seconds: float | None = None) -> T | U:
     """``f(*args)``, or ``otherwise`` when it takes longer than ``seconds``
     (default ``SECONDS["tidy"]``): for work that only tidies a result.
 
@@ -173,17 +181,27 @@ def within(f, *args, otherwise, seconds=None):
             signal.signal(signal.SIGALRM, previous)
 
 
-def complete_cache(maxsize: int = 128):
+class CompleteCache(Protocol[T_co]):
+    """A function cached by :func:`complete_cache` (positional, hashable
+    arguments) and its ``cache_clear``."""
+
+    cache_clear: Callable[[], None]
+
+    def __call__(self, *args: Hashable) -> T_co: ...
+
+
+def complete_cache(maxsize: int = 128) -> Callable[[Callable[..., T]], CompleteCache[T]]:
     """``functools.lru_cache`` that keeps only complete answers: a call during
     which a budget cut work short (a derivation stopped, a simplification
     skipped, even if caught inside) is returned but not stored, so the next
     call with a larger budget derives it again. Exceptions are never stored.
     """
-    def decorate(f):
-        store, lock = OrderedDict(), threading.Lock()
+    def decorate(f: Callable[..., T]) -> CompleteCache[T]:
+        store: OrderedDict[tuple[Hashable, ...], T] = OrderedDict()
+        lock = threading.Lock()
 
         @functools.wraps(f)
-        def cached(*args):
+        def cached(*args: Hashable) -> T:
             with lock:
                 if args in store:
                     store.move_to_end(args)
@@ -197,6 +215,7 @@ def complete_cache(maxsize: int = 128):
                         store.popitem(last=False)
             return value
 
-        cached.cache_clear = store.clear
-        return cached
+        wrapped = cast(CompleteCache[T], cached)   # a function with an attribute set now
+        wrapped.cache_clear = store.clear
+        return wrapped
     return decorate

@@ -14,11 +14,17 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from numbers import Real
 from pathlib import Path
+from typing import Any, Literal, TypeGuard, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+#: A file or folder path as the checks take it.
+StrPath = str | os.PathLike[str]
 
 
 class BadInput(ValueError):
@@ -28,13 +34,13 @@ class BadInput(ValueError):
     for the other. The checks of this module raise it."""
 
 
-def shown(value, limit: int = 60) -> str:
+def shown(value: object, limit: int = 60) -> str:
     """``repr(value)`` on one line, cut to ``limit`` characters (for error messages)."""
     text = " ".join(repr(value).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def has_bool(value) -> bool:
+def has_bool(value: object) -> bool:
     """A ``bool`` in ``value`` or in its nested lists and tuples (``[4, True]``,
     which numpy silently makes the integers ``[4, 1]``), or a boolean array
     among them (``[array([True, False]), array([0.3, 0.9])]``)."""
@@ -52,12 +58,12 @@ def has_bool(value) -> bool:
 
 
 
-def _real(x) -> bool:
+def _real(x: object) -> TypeGuard[Real]:
     """One real number (Python, numpy, Fraction, mpmath or sympy), not a bool."""
     return isinstance(x, Real) and not isinstance(x, (bool, np.bool_))
 
 
-def _numbers(value, name):
+def _numbers(value: object, name: str) -> np.ndarray:
     """``value`` as a float array of real numbers. Refused, with a ValueError
     naming ``name``: complex numbers, text, booleans (alone, in an array or in
     a list), and object arrays holding anything but real numbers (real
@@ -87,7 +93,7 @@ def _numbers(value, name):
 RTOL_FLOOR = 100 * float(np.finfo(np.float64).eps)
 
 
-def tolerance(value, name, floor: float = 0.0) -> float:
+def tolerance(value: object, name: str, floor: float = 0.0) -> float:
     """A tolerance: one number in ``[floor, 1)`` (``(0, 1)`` when ``floor`` is 0)."""
     try:
         tol = finite_array(value, name)
@@ -106,14 +112,15 @@ def tolerance(value, name, floor: float = 0.0) -> float:
 ATTENTIONS = ("softmax", "unnormalized")
 
 
-def check_attention(attention) -> str:
+def check_attention(attention: object) -> str:
     """``attention`` if it is one of :data:`ATTENTIONS`, else a ValueError naming it."""
     if not isinstance(attention, str) or attention not in ATTENTIONS:
         raise BadInput(f"attention: must be one of {ATTENTIONS}, got {shown(attention)}")
     return attention
 
 
-def finite_array(value, name, low=None, low_open=False, *, inf=False):
+def finite_array(value: object, name: str, low: float | None = None, low_open: bool = False, *,
+                 inf: bool = False) -> np.ndarray:
     """``value`` as a float array, finite and ``>= low`` (``> low`` if ``low_open``);
     ``inf=True``: ``+inf`` entries pass too."""
     arr = _numbers(value, name)
@@ -126,19 +133,17 @@ def finite_array(value, name, low=None, low_open=False, *, inf=False):
     return arr
 
 
-def number(value, name, low=None, high=None, *, low_open=False, high_open=False) -> float:
+def number(value: object, name: str, low: float | None = None, high: float | None = None, *,
+           low_open: bool = False, high_open: bool = False) -> float:
     """``value`` as a float: one real, finite number in the interval, else a
     ``ValueError`` naming ``name`` and the interval (numpy scalars pass)."""
     try:
-        x = finite_array(value, name)
+        x: np.ndarray | None = finite_array(value, name)
     except ValueError:
         x = None
-    ok = x is not None and x.ndim == 0
-    if ok and low is not None:
-        ok = x > low if low_open else x >= low
-    if ok and high is not None:
-        ok = x < high if high_open else x <= high
-    if not ok:
+    v = float(x) if x is not None and x.ndim == 0 else None
+    if v is None or (low is not None and not (v > low if low_open else v >= low)) \
+            or (high is not None and not (v < high if high_open else v <= high)):
         if high is None and low is not None:
             span = f"{'>' if low_open else '>='} {low:g}"
         elif low is None and high is not None:
@@ -147,10 +152,10 @@ def number(value, name, low=None, high=None, *, low_open=False, high_open=False)
             span = (f"in {'(' if low_open else '['}{'-inf' if low is None else f'{low:g}'}, "
                     f"{'inf' if high is None else f'{high:g}'}{')' if high_open else ']'}")
         raise BadInput(f"{name} must be a finite number {span}, got {shown(value)}")
-    return float(x)
+    return v
 
 
-def inverse_noise(kappa, name: str = "kappa"):
+def inverse_noise(kappa: object, name: str = "kappa") -> float | None:
     """The inverse noise level: ``None`` (no noise) for ``None`` or ``+inf``
     (``dX = v dt + sqrt(2/kappa) dW``: kappa = inf is the noiseless flow),
     else a finite number > 0 (a ``ValueError`` naming ``name`` otherwise)."""
@@ -166,7 +171,7 @@ def inverse_noise(kappa, name: str = "kappa"):
                          f"got {shown(kappa)}") from None
 
 
-def real_array(value, name) -> np.ndarray:
+def real_array(value: object, name: str) -> np.ndarray:
     """``value`` as a finite float array (a finite float64 array is not copied);
     complex, text, boolean or non-finite entries are a one-line ``ValueError``."""
     if isinstance(value, np.ndarray) and value.dtype == np.float64 and np.isfinite(value).all():
@@ -178,7 +183,7 @@ def real_array(value, name) -> np.ndarray:
                          f"booleans, nan or inf)") from None
 
 
-def check_gamma0(gamma0, n, name: str = "gamma0"):
+def check_gamma0(gamma0: ArrayLike, n: ArrayLike, name: str = "gamma0") -> None:
     """Refuse a starting cosine outside the equiangular range
     :math:`[-1/(n-1), 1]` (arrays broadcast; the first bad member is named)."""
     g, nn = np.broadcast_arrays(np.asarray(gamma0, dtype=float), np.asarray(n, dtype=float))
@@ -190,7 +195,7 @@ def check_gamma0(gamma0, n, name: str = "gamma0"):
                          f"for n = {float(nn.ravel()[i]):g}; got {shown(float(g.ravel()[i]))}")
 
 
-def rng(seed) -> np.random.Generator:
+def rng(seed: Any) -> np.random.Generator:
     """``numpy.random.default_rng(seed)``; a seed it cannot use is a ValueError."""
     try:
         return np.random.default_rng(seed)
@@ -198,17 +203,24 @@ def rng(seed) -> np.random.Generator:
         raise BadInput(f"seed must be None or an integer >= 0, got {shown(seed)}") from None
 
 
-def is_real(value) -> bool:
+def is_real(value: object) -> TypeGuard[int | float | np.integer | np.floating]:
     """A Python or numpy int or float, not a ``bool``."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
-def is_integer(value) -> bool:
+def is_integer(value: object) -> TypeGuard[int | np.integer]:
     """An ``int`` or numpy integer, not a ``bool``."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def integer(value, name, low, *, optional=False, none_means=""):
+@overload
+def integer(value: object, name: str, low: int, *, optional: Literal[False] = False,
+            none_means: str = "") -> int: ...
+@overload
+def integer(value: object, name: str, low: int, *, optional: bool,
+            none_means: str = "") -> int | None: ...
+def integer(value: object, name: str, low: int, *, optional: bool = False,
+            none_means: str = "") -> int | None:
     """``value`` as an ``int >= low``; ``None`` passes (returned) when ``optional``."""
     if optional and value is None:
         return None
@@ -218,7 +230,7 @@ def integer(value, name, low, *, optional=False, none_means=""):
     return int(value)
 
 
-def output_times(t, most=None, cost=""):
+def output_times(t: object, most: int | None = None, cost: str = "") -> np.ndarray:
     """Output times: a non-empty 1-D array, ``>= 0``, strictly increasing.
 
     ``most``: refuse more times than this (counted before anything is
@@ -238,7 +250,7 @@ def output_times(t, most=None, cost=""):
     return times
 
 
-def address_space():
+def address_space() -> tuple[int, int] | None:
     """``(room, limit)``: the bytes this process may still map under its
     address-space limit ``RLIMIT_AS`` (the limit less the current virtual
     size, from ``/proc/self/statm`` where there is one) and the limit
@@ -259,7 +271,7 @@ def address_space():
     return max(limit - used, 0), limit
 
 
-def memory(nbytes, what):
+def memory(nbytes: float, what: str) -> None:
     """Refuse a workspace of ``nbytes`` beyond half of the machine's memory,
     or beyond half of what the process's address-space limit (``RLIMIT_AS``,
     ``ulimit -v``) still leaves it (:func:`address_space`).
@@ -282,7 +294,8 @@ def memory(nbytes, what):
                          f"GiB; make it smaller")
 
 
-def writable_path(path, name, *, folder=False, regular=False):
+def writable_path(path: StrPath, name: str, *, folder: bool = False,
+                  regular: bool = False) -> Path:
     """Check, before any work starts, that ``path`` can be written.
 
     ``folder=True``: ``path`` is (or will be) a directory; otherwise a file
@@ -315,7 +328,7 @@ def writable_path(path, name, *, folder=False, regular=False):
     return p
 
 
-def _kind(mode) -> str:
+def _kind(mode: int) -> str:
     for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device")):
@@ -324,7 +337,7 @@ def _kind(mode) -> str:
     return "not a regular file"
 
 
-def _not_special(p, name, regular) -> None:
+def _not_special(p: Path, name: str, regular: bool) -> None:
     """Refuse an existing ``p`` that is a FIFO, a socket or a block device
     (``regular``: anything but a regular file; symbolic links followed)."""
     try:
@@ -336,7 +349,7 @@ def _not_special(p, name, regular) -> None:
                          f"expected a regular file")
 
 
-def _path(path, name) -> Path:
+def _path(path: StrPath | None, name: str) -> Path:
     """``path`` as a ``Path``; None, a blank string or a non-path is a
     ValueError naming ``name``."""
     if path is None or (isinstance(path, str) and not path.strip()):
@@ -347,7 +360,7 @@ def _path(path, name) -> Path:
         raise BadInput(f"{name}: expected a path, got {shown(path, 200)}") from None
 
 
-def regular_file(path, name) -> Path:
+def regular_file(path: StrPath, name: str) -> Path:
     """``path`` as a ``Path`` if it names an existing regular file (symbolic
     links followed); a folder, a FIFO, a socket or a device is a ValueError
     naming it, found without opening it (opening a FIFO blocks); a missing
@@ -360,7 +373,7 @@ def regular_file(path, name) -> Path:
     return p
 
 
-def read_regular(path, name) -> bytes:
+def read_regular(path: StrPath, name: str) -> bytes:
     """The bytes of the regular file at ``path``: opened without blocking and
     checked on the open descriptor (a FIFO swapped in after a check is still
     refused, never waited on); anything else as :func:`regular_file` says."""
@@ -378,7 +391,7 @@ def read_regular(path, name) -> bytes:
 
 
 @contextmanager
-def naming(path):
+def naming(path: StrPath) -> Iterator[None]:
     """Give an ``OSError`` raised inside the file it concerns: a full disk
     (``ENOSPC``, ``EDQUOT``) fails at ``write`` or ``close`` with no file
     name, and the command line then names the file (``cannot write

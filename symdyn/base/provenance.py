@@ -5,7 +5,10 @@ carries one :class:`Provenance`: the scheme by registry name with its
 parameters, ``n``, ``d``, ``beta``, the attention, mask and ``kappa``, the
 start and its seed, the noise's seed (drawn with
 ``np.random.SeedSequence().entropy`` and recorded when not given), the step,
-the weights, ablations, the other options of the call and the symdyn version.
+the weights, ablations, the other options of the call, the SHA-256 of
+every array the caller passed (:func:`array_digest`: the start ``X0``, weight
+matrices; :meth:`Provenance.check_arrays` refuses a rerun with others) and the
+symdyn version.
 ``str(result)`` prints :meth:`Provenance.summary`; titles print
 :meth:`Provenance.changes` (what differs from a default).
 
@@ -34,8 +37,10 @@ import json
 import os
 import secrets
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,11 +52,32 @@ DEFAULTS = {"attention": "softmax", "mask": "full", "kappa": None, "step": None,
             "weights": "identity", "ablations": ()}
 
 
+#: The global attributes of a saved file (and ``sha256``, its digest, since
+#: files carry one).
+HEADER = ("symdyn_type", "provenance", "attributes_json")
+
 #: The fields held as (name, value) pairs.
 PAIRS = ("params", "options", "laws")
 
+#: The producers whose provenance records the digests of the arrays they were
+#: given (``arrays``); a file of theirs without them was saved by an older symdyn.
+DIGESTED = ("simulate",)
 
-def plain(value):
+
+def array_digest(a: Any) -> str:
+    """SHA-256 (hex) of an array: its dtype, shape and values (C order,
+    little-endian), so equal arrays of one dtype have one digest and a
+    change of any element, of the shape or of the dtype gives another."""
+    a = np.asarray(a)
+    if a.dtype == object:
+        raise BadInput(f"array_digest: expected an array of numbers, got {a.dtype} values")
+    h = hashlib.sha256()
+    h.update(json.dumps([a.dtype.str.lstrip("<>|="), a.dtype.kind, list(a.shape)]).encode())
+    h.update(np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes())
+    return h.hexdigest()
+
+
+def plain(value: Any) -> Any:
     """``value`` as JSON can hold it: numpy scalars and arrays as numbers and lists."""
     if isinstance(value, np.ndarray):        # numbers: tolist gives Python's already
         return value.tolist() if value.dtype.kind in "biuf" else plain(value.tolist())
@@ -70,7 +96,7 @@ def plain(value):
     return str(value)                                 # a symbol (layers=N)
 
 
-def _short(value) -> str:
+def _short(value: Any) -> str:
     if isinstance(value, str) and len(value) > 60:
         return repr(value[:50] + "...")
     if isinstance(value, float):
@@ -85,7 +111,7 @@ def _short(value) -> str:
     return str(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Provenance:
     """What made a result; every value JSON-able (numbers, strings, lists).
 
@@ -95,6 +121,9 @@ class Provenance:
     again); ``laws`` too, for a scheme of one's own: its speed, radial rate
     and temperature as text and its parameters' defaults
     (:func:`symdyn.model.registry.laws_of`; empty for the registry's schemes).
+    ``arrays``: (name, SHA-256) pairs of the arrays the caller passed
+    (:func:`array_digest`; ``"X0"``, ``"weights.Q"``, ...), None where the
+    producer recorded none (a file saved before digests were kept).
     """
 
     producer: str
@@ -115,29 +144,70 @@ class Provenance:
     options: tuple = ()
     laws: tuple = ()
     version: str = __version__
+    arrays: tuple | None = None
 
     @classmethod
-    def of(cls, producer: str, params=None, options=None, **values) -> Provenance:
-        """A provenance with values made JSON-able (``params``, ``options``: dicts)."""
-        pairs = {k: tuple((str(a), plain(b)) for a, b in dict(v or {}).items())
+    def of(cls, producer: str, params: Mapping[str, Any] | None = None,
+           options: Mapping[str, Any] | None = None,
+           arrays: Mapping[str, Any] | None = None, **values: Any) -> Provenance:
+        """A provenance with values made JSON-able (``params``, ``options``:
+        dicts); ``arrays``: name -> the array the caller passed, recorded as
+        its :func:`array_digest` (None: none recorded)."""
+        pairs: dict[str, Any] = {k: tuple((str(a), plain(b)) for a, b in dict(v or {}).items())
                  for k, v in (("params", params), ("options", options),
                               ("laws", values.pop("laws", None)))}
         values = {k: tuple(plain(v)) if k == "ablations" else plain(v)
                   for k, v in values.items()}
-        return cls(producer, **pairs, **values)
+        digests = None if arrays is None else tuple(
+            (str(k), array_digest(a)) for k, a in arrays.items())
+        return cls(producer=producer, **pairs, **values, arrays=digests)
 
-    def replace(self, **values) -> Provenance:
+    def check_arrays(self, given: Mapping[str, Any]) -> None:
+        """Refuse arrays other than those the run was given: ``given`` maps
+        each name :attr:`arrays` may hold to the array a rerun passes (None:
+        not passed). A ValueError names the first argument that is missing,
+        differs (its SHA-256, :func:`array_digest`), or was not given to the
+        run. A provenance without digests (an older file) checks nothing."""
+        if self.arrays is None:
+            return
+        recorded = dict(self.arrays)
+        for name, a in given.items():
+            if name not in recorded:
+                if a is not None:
+                    raise BadInput(f"{_argument(name)}: the run was not given this array "
+                                   f"(its provenance records {_names(recorded)}); pass "
+                                   f"{_argument(name)}=None")
+                continue
+            if a is None:
+                raise BadInput(f"{_argument(name)}: the run was given this array (SHA-256 "
+                               f"{recorded[name][:16]}...); pass it again")
+            now = array_digest(a)
+            if now != recorded[name]:
+                raise BadInput(f"{_argument(name)}: {name} differs from the array the run was "
+                               f"given (SHA-256 {now[:16]}..., the run's "
+                               f"{recorded[name][:16]}...)")
+        missing = sorted(set(recorded) - set(given))
+        if missing:
+            raise BadInput(f"{_argument(missing[0])}: the run was given {missing[0]} "
+                           f"(SHA-256 {recorded[missing[0]][:16]}...); pass it again")
+
+    def replace(self, **values: Any) -> Provenance:
         """This provenance with ``values`` changed (made JSON-able)."""
-        return dataclasses.replace(self, **{k: plain(v) if k not in PAIRS + ("ablations",)
+        return dataclasses.replace(self, **{k: plain(v) if k not in (*PAIRS, "ablations",
+                                                                     "arrays")
                                             else v
                                             for k, v in values.items()})
 
     def summary(self) -> list[tuple[str, str]]:
-        """(label, value) rows of the values that are set (what ``str`` prints)."""
-        rows = []
+        """(label, value) rows of the values that are set (what ``str`` prints;
+        the arrays' digests by their first 12 hex digits)."""
+        rows: list[tuple[str, str]] = []
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if v is None or v == ():
+                continue
+            if f.name == "arrays":
+                rows.append(("arrays", ", ".join(f"{a} sha256:{b[:12]}" for a, b in v)))
                 continue
             if f.name in PAIRS:
                 v = ", ".join(f"{a}={_short(b)}" for a, b in v if b is not None)
@@ -151,7 +221,7 @@ class Provenance:
         """(name, value) of what differs from a default, in title order:
         the scheme's parameters, mask, kappa, noise seed, step, attention,
         weights, ablations."""
-        out = [(a, b) for a, b in self.params]
+        out: list[tuple[str, object]] = [(a, b) for a, b in self.params]
         for k in ("mask", "kappa", "noise_seed", "step", "attention", "weights", "ablations"):
             v = getattr(self, k)
             if v is not None and v != DEFAULTS.get(k) and v != ():
@@ -161,7 +231,7 @@ class Provenance:
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))
 
-    def rerun_options(self, producer: str, allowed, what: str) -> dict:
+    def rerun_options(self, producer: str, allowed: Iterable[str], what: str) -> dict:
         """The options a rerun of ``what`` (made by ``producer``) takes from
         this record: a ValueError if it names another producer or an option
         not in ``allowed`` (paths, executors and schedulers are the caller's
@@ -206,6 +276,14 @@ class Provenance:
             raise ValueError(f"provenance: ablations must be a list of names, "
                              f"got {shown(ablations)}")
         data["ablations"] = tuple(ablations)
+        digests = data.get("arrays")
+        if digests is not None:
+            if not isinstance(digests, list | tuple) or not all(
+                    isinstance(p, list | tuple) and len(p) == 2 and isinstance(p[0], str)
+                    and isinstance(p[1], str) and len(p[1]) == 64 for p in digests):
+                raise ValueError(f"provenance: arrays must be a list of [name, SHA-256] "
+                                 f"pairs, got {shown(digests)}")
+            data["arrays"] = tuple(tuple(p) for p in digests)
         for k, types in _TYPES.items():
             if k in data and not (data[k] is None and k != "producer") and \
                     not (isinstance(data[k], types) and not isinstance(data[k], bool)):
@@ -216,6 +294,16 @@ class Provenance:
             raise ValueError("provenance: no producer")
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _argument(name: str) -> str:
+    """The argument an array named in ``Provenance.arrays`` was passed as
+    (``"weights.Q"``: ``weights``)."""
+    return name.split(".", 1)[0]
+
+
+def _names(recorded: Mapping[str, str]) -> str:
+    return ", ".join(sorted(recorded)) or "no arrays"
 
 
 #: the provenance's fields whose JSON type is fixed (the others: numbers or lists)
@@ -231,15 +319,17 @@ COMPLEX = ("__real", "__imag")
 STORED = {"int64": "int32", "bool": "int8", "uint8": "int16"}
 
 
-def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) -> None:
+def write(path: str | os.PathLike, kind: str, provenance: Provenance, arrays: dict,
+          attrs: dict) -> None:
     """Write ``arrays`` (name -> (dims, ndarray)) and ``attrs`` (numbers,
     strings) of a result of type ``kind`` to a netCDF-3 file at ``path``."""
     from scipy.io import netcdf_file
 
-    path = writable_path(path, "path", regular=True)   # renamed over: a regular file only
-    if path.is_symlink():                # replace the file it points to, keep the link
-        path = Path(os.path.realpath(path))
-    arrays, sizes = dict(arrays), {}
+    # renamed over: a regular file only
+    target: Path = Path(writable_path(path, "path", regular=True))
+    if target.is_symlink():              # replace the file it points to, keep the link
+        target = Path(os.path.realpath(target))
+    arrays, sizes = dict(arrays), dict[str, int]()
     for name, (dims, a) in list(arrays.items()):
         if a.dtype == object:
             raise ValueError(f"save: {name} holds {a.dtype} values; netCDF-3 keeps real "
@@ -263,7 +353,7 @@ def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) ->
     header["sha256"] = digest(header, [
         (name, a.dtype.name, dims, a.astype(STORED.get(a.dtype.name, a.dtype.name)))
         for name, (dims, a) in arrays.items()])
-    temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
     try:
         with netcdf_file(temporary, "w", version=2) as f:
             for key, value in header.items():
@@ -276,18 +366,18 @@ def write(path, kind: str, provenance: Provenance, arrays: dict, attrs: dict) ->
                 v[...] = a.astype(stored)
                 v.dtype_name = a.dtype.name
         _fsync(temporary)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    _fsync(path.parent, folder=True)
+    _fsync(target.parent, folder=True)
 
 
 #: the dtypes a file keeps (each stored as itself or as :data:`STORED` says)
 DTYPES = ("float64", "float32", "int64", "int32", "int16", "int8", "uint8", "bool")
 
 
-def _fsync(path, folder=False) -> None:
+def _fsync(path: str | os.PathLike, folder: bool = False) -> None:
     """Flush ``path`` (a file; a folder's entries with ``folder``) to the disk."""
     try:
         fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if folder else 0))
@@ -304,36 +394,60 @@ def _fsync(path, folder=False) -> None:
         os.close(fd)
 
 
-def read(path, dims: dict | None = None) -> tuple[str, Provenance, dict, dict]:
-    """``(kind, provenance, arrays, attrs)`` of a file :func:`write` wrote
-    (``dims``: a dict filled with each array's dimension names). A path that
-    is not a regular file, and a file that is not one :func:`write` wrote, is
-    a ValueError naming ``path`` and what is wrong."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stored:
+    """What a result file holds: the result's class name ``kind``, its
+    ``provenance``, its ``arrays`` (name -> ndarray) and ``attrs`` (name ->
+    number, text or list)."""
+    kind: str
+    provenance: Provenance
+    arrays: dict
+    attrs: dict
+
+
+def read(path: str | os.PathLike, dims: dict | None = None) -> Stored:
+    """What a file :func:`write` wrote holds (:class:`Stored`; ``dims``: a dict
+    filled with each array's dimension names). A path that is not a regular
+    file, and a file that is not one :func:`write` wrote, is a ValueError
+    naming ``path`` and what is wrong. A file of a producer that records the
+    digests of the arrays it was given (:data:`DIGESTED`) without them loads
+    with a warning: a rerun cannot check its arrays."""
     data = read_regular(path, "path")
     try:
-        return _parse(data, {} if dims is None else dims)
+        stored = _parse(data, {} if dims is None else dims)
     except ValueError as exc:
         raise BadInput(f"path: {shown(str(path), 200)} is not a symdyn result file: "
                        f"{exc}") from None
     except Exception as exc:  # noqa: BLE001 (a hostile file: whatever the parser hits)
         raise BadInput(f"path: {shown(str(path), 200)} is not a symdyn result file "
                        f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+    p = stored.provenance
+    if p.producer in DIGESTED and p.arrays is None:
+        warnings.warn("the file records no SHA-256 of the arrays its run was given (saved by "
+                      "an older symdyn): a rerun cannot check that they are the same",
+                      UserWarning, stacklevel=3)
+    return stored
 
 
-def _parse(data: bytes, dims: dict):
+def _parse(data: bytes, dims: dict) -> Stored:
     from scipy.io import netcdf_file
 
     if not data:
         raise ValueError("the file is empty")
     if data[:3] != b"CDF":
         raise ValueError("not a netCDF-3 file")
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
+    header: dict[str, str] = {}
+    stored: list[tuple[str, str, tuple[str, ...], np.ndarray]] = []
     with netcdf_file(io.BytesIO(data), "r", mmap=False) as f:
-        header, stored = {}, []
-        for key in ("symdyn_type", "provenance", "attributes_json"):
+        for key in HEADER:
             if not hasattr(f, key):
                 raise ValueError(f"no {key} attribute")
             header[key] = _text(getattr(f, key))
+        extra = sorted(set(getattr(f, "_attributes", {})) - {*HEADER, "sha256"})
+        if extra:       # a damaged name too: "sha256" changed would pass as unsigned
+            raise ValueError(f"unknown global attribute {shown(extra[0])} (a symdyn "
+                             f"file has {', '.join(HEADER)} and sha256)")
         signed = hasattr(f, "sha256")
         if signed:
             header["sha256"] = _text(f.sha256)
@@ -376,17 +490,19 @@ def _parse(data: bytes, dims: dict):
         raise ValueError(f"attributes_json: not JSON ({exc})") from None
     if not isinstance(attrs, dict):
         raise ValueError(f"attributes_json: expected a JSON object, got {type(attrs).__name__}")
-    return header["symdyn_type"], Provenance.from_json(header["provenance"]), arrays, attrs
+    return Stored(kind=header["symdyn_type"], provenance=Provenance.from_json(header["provenance"]),
+                  arrays=arrays, attrs=attrs)
 
 
-def digest(header: dict, variables) -> str:
+def digest(header: Mapping[str, str],
+           variables: Iterable[tuple[str, str, Iterable[str], np.ndarray]]) -> str:
     """SHA-256 of what a file holds: its type, provenance and attributes
     (``header``) and each variable (name, dtype, dimensions, shape, bytes as
     stored, big-endian), in name order. :func:`write` records it; :func:`read`
     refuses a file whose content does not match it."""
     h = hashlib.sha256()
 
-    def part(data: bytes):
+    def part(data: bytes) -> None:
         h.update(len(data).to_bytes(8, "big"))
         h.update(data)
 
@@ -398,5 +514,5 @@ def digest(header: dict, variables) -> str:
     return h.hexdigest()
 
 
-def _text(x) -> str:
+def _text(x: Any) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)

@@ -10,7 +10,12 @@ Layer 0, base.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
 
-def call(f, *args):
+T = TypeVar("T")
+
+
+def call(f: Callable[..., T], *args: object) -> T:
     """``f(*args)``."""
     return f(*args)

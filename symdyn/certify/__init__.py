@@ -16,7 +16,7 @@ from __future__ import annotations
 
 _API = {"Enclosure": "arith", "crossing_time": "crossing", "gamma": "crossing",
         "order": "compare", "region": "compare", "Ordering": "compare", "Region": "compare",
-        "NotCertifiable": "printer", "Uncertified": "taylor"}
+        "NotCertifiable": "printer", "Uncertified": "taylor", "merge_time": "merge"}
 
 __all__ = sorted(_API)
 

@@ -106,12 +106,29 @@ class Enclosure:
     @property
     def lo(self) -> mpmath.mpf:
         with working(self.prec + 64):         # Arb rounds endpoints at ctx.prec
-            return _mpf(self.ball.lower())
+            return Endpoint(_mpf(self.ball.lower()), self.digits, up=False)
 
     @property
     def hi(self) -> mpmath.mpf:
         with working(self.prec + 64):
-            return _mpf(self.ball.upper())
+            return Endpoint(_mpf(self.ball.upper()), self.digits, up=True)
+
+    @property
+    def digits(self) -> int:
+        """Significant decimal digits that show this enclosure: those of the
+        width, ``ceil(log10(max|end| / (hi - lo))) + 4`` (the midpoint printed
+        to 1/1000 of the radius), at least 5; a point (``hi = lo``) shows the
+        digits of its precision."""
+        with working(self.prec + 64):
+            lo, hi = _mpf(self.ball.lower()), _mpf(self.ball.upper())
+        top = max(abs(lo), abs(hi))
+        if top == 0:
+            return 5
+        if hi == lo:
+            return max(5, int(self.prec * math.log10(2)) + 1)
+        with mpmath.workprec(64):
+            d = int(mpmath.ceil(mpmath.log10(top) - mpmath.log10(hi - lo))) + 4
+        return max(5, min(d, int((self.prec + 64) * math.log10(2)) + 5))
 
     @property
     def center(self) -> mpmath.mpf:
@@ -154,24 +171,95 @@ class Enclosure:
         if isinstance(x, mpmath.mpf):
             if not mpmath.isfinite(x):
                 return False
-            man, exp = x.man_exp                 # x = man * 2**exp, exactly
-            q = Fraction(int(man)) * Fraction(2) ** int(exp)
+            sign, man, exp, _ = x._mpf_          # x = (-1)^sign man 2^exp, exactly
+            q = (-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp)
         else:
             q = exact(x, "x")
         with working(max(self.prec, 64) + 64):
             return bool(self.ball.contains(ball(q, "x")))
 
     def __str__(self) -> str:
-        w = self.relative_width
-        digits = 40 if w == 0 else 5 if not w < 1 else max(5, int(-math.log10(w)) + 3)
+        """Arb's ``[mid +/- rad]``, the midpoint to :attr:`digits` digits: the
+        printed radius is ``rad`` (the midpoint's rounding adds at most a
+        thousandth of it, Arb rounds it up to 3 digits), and the printed
+        ball holds ``[lo, hi]``."""
         with working(self.prec + 64):
-            return self.ball.str(min(digits, max(5, int(self.prec * 0.30103))), radius=True)
+            return self.ball.str(self.digits, radius=True, more=True)
 
     def __repr__(self) -> str:
         return f"Enclosure({self}, method={self.method!r})"
 
 
 _FLOAT_MAX, _FLOAT_MIN = mpmath.mpf(sys.float_info.max), mpmath.mpf(sys.float_info.min)
+
+
+class Endpoint(mpmath.mpf):
+    """An enclosure's end: the exact ``mpmath.mpf`` (arithmetic gives plain
+    ``mpf``), printed to ``digits`` significant digits rounded outward (a low
+    end down, a high end up: the printed ends still hold the number) rather
+    than to ``mpmath.mp.dps``."""
+
+    def __new__(cls, value: mpmath.mpf, digits: int, up: bool):
+        out = mpmath.mpf.__new__(cls)
+        out._mpf_ = value._mpf_                # exactly: mpf(value) would round to mp.prec
+        out.digits, out.up = int(digits), bool(up)
+        return out
+
+    def __str__(self) -> str:
+        return decimal(self, self.digits, self.up)
+
+    def __repr__(self) -> str:
+        return f"mpf('{self}')"
+
+
+def decimal(x: mpmath.mpf, digits: int, up: bool) -> str:
+    """The exact binary number ``x`` as a decimal of ``digits`` significant
+    digits, rounded up (``up``) or down, never to nearest: ``M 10^k`` with
+    ``M = ceil(x / 10^k)`` or ``floor``, ``k = floor(log10|x|) - digits + 1``,
+    the quotient taken in Arb at a precision where its floor or ceiling is
+    one integer. Fixed notation for exponents in [-5, digits), else ``e``.
+
+    >>> decimal(mpmath.mpf(1) / 3, 5, up=True), decimal(mpmath.mpf(1) / 3, 5, up=False)
+    ('0.33334', '0.33333')
+    >>> decimal(-mpmath.mpf(2) ** 200, 4, up=False)
+    '-1.607e+60'
+    """
+    if not x:
+        return "0"
+    sign, man, exp, _ = x._mpf_                # |x| = man 2^exp (man_exp drops the sign)
+    negative, man, exp = bool(sign), int(man), int(exp)
+    up = up != negative                        # x < 0 rounds up where |x| rounds down
+    with mpmath.workprec(64):
+        e10 = int(mpmath.floor(mpmath.log10(abs(x))))
+    prec = man.bit_length() + 4 * digits + 64
+    for attempt in range(12):
+        k = e10 - digits + 1
+        with working(prec):
+            scaled = arb((man, exp)) / arb(10) ** k if k >= 0 else \
+                arb((man, exp)) * arb(10) ** (-k)
+            m = (scaled.ceil() if up else scaled.floor()).unique_fmpz()
+        if m is None:                          # the quotient straddles an integer
+            prec *= 2
+            continue
+        m, length = int(m), len(str(int(m)))
+        if length < digits and attempt < 11:
+            e10 -= 1                           # log10 was rounded up: one digit short
+        elif length > digits and m % 10 and attempt < 11:
+            e10 += 1                           # rounded down: one digit too many
+        else:
+            break
+    if len(str(m)) > digits:                   # a carry to 10^digits (or a zero): exact
+        m, k = m // 10, k + 1
+    ds = str(m)
+    point = k + len(ds)                        # |x| ~ 0.ds x 10^point
+    sign = "-" if negative else ""
+    if -5 < point <= len(ds) and point > 0:
+        body = ds[:point] + ("." + ds[point:] if point < len(ds) else "")
+    elif -5 < point <= 0:
+        body = "0." + "0" * (-point) + ds
+    else:
+        body = ds[0] + ("." + ds[1:] if len(ds) > 1 else "") + f"e{point - 1:+d}"
+    return sign + body
 
 
 def _float_up(x: arb) -> float:

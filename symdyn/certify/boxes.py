@@ -1,4 +1,6 @@
-"""Crossing times over a box of parameters, first-order and robust.
+"""Crossing times over a box of parameters: :func:`time_over_box` (the
+enclosure :func:`symdyn.certify.compare.region` uses), and a first-order,
+robust fallback.
 
 Over a box (``n`` and ``beta`` intervals) Arb's quadrature and the Taylor
 integrator, which aim at many digits, spend their effort on the width of
@@ -92,6 +94,27 @@ def euler(field, u0: arb, u1: arb, y0, params, *, rel: float = 0.02, stop_above=
 
 
 def time_over_box(prob, u1: arb, stop_above=None) -> arb:
+    """The crossing time over ``prob``'s box (``n``, ``beta`` intervals), a
+    ball that holds it for every parameter in the box, at the working
+    precision: the mean-value form with proved monotonicity
+    (:func:`symdyn.certify.crossing.box_enclosure`, whose width follows the
+    box), or at a point the point certificate; where that does not certify,
+    the first-order enclosure of :func:`first_order_time`. ``stop_above``:
+    the first-order path may stop once the time is certainly above it (then
+    only the lower end is meaningful)."""
+    import flint
+
+    from .crossing import box_enclosure, point_time
+    prec = flint.ctx.prec
+    try:
+        if prob.boxed:
+            return box_enclosure(prob, u1, prec).time
+        return point_time(prob, u1, prec, stop_above)
+    except ArithmeticError:
+        return first_order_time(prob, u1, stop_above)
+
+
+def first_order_time(prob, u1: arb, stop_above=None) -> arb:
     """The crossing time over ``prob``'s parameter balls (first order); with
     ``stop_above`` the lower end alone may be meaningful (a lower bound)."""
     u = -(1 - prob.g0).log()

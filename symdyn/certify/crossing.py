@@ -6,8 +6,11 @@ Each phase of the scheme (:mod:`symdyn.certify.forms`) is crossed in
 quadrature (``flint.acb.integral``) of
 :math:`\\int d\\gamma/f = \\int e^{-u}/f(1-e^{-u})\\,du` and the inverse of
 :math:`S`; a switch time inside a separable phase (Mix-LN's ``t = 1``) by an
-interval Newton iteration on that integral; an ODE phase by the validated
-Taylor integrator (:mod:`symdyn.certify.taylor`).
+interval Newton iteration on that integral (from an epsilon-inflated box:
+with ball parameters the roots fill an interval); an ODE phase by the
+validated Taylor integrator (:mod:`symdyn.certify.taylor`). Over a box of
+parameters, :mod:`symdyn.certify.ranges`; :math:`\\gamma(t)` past a separable
+phase, the Taylor integrator in ``t``.
 
 Layer 3, certify.
 """
@@ -20,14 +23,20 @@ import sympy as sp
 from flint import acb, arb
 
 from ..model.registry import scheme as get_scheme
+from . import ranges
 from .arith import Enclosure, ball, exact, working
 from .forms import forms
+from .interval import Interval, inflated
 from .printer import NotCertifiable
 from .taylor import Uncertified, integrate
 
 
 class Certification:
-    """The balls of one certification: parameters, start and level."""
+    """The balls of one certification: parameters, start and level.
+
+    ``theta``: the balls of ``(n, beta, *params)``, named by ``names``;
+    ``box()``: their exact ends; ``at(values)``: the same certification with
+    some of them replaced (a corner, a sub-box)."""
 
     def __init__(self, scheme, level, n, beta, gamma0, r0, attention, params):
         self.scheme = get_scheme(scheme)
@@ -54,20 +63,38 @@ class Certification:
             raise ValueError(f"gamma0: must lie above -1/(n-1), got {gamma0!r}")
         if not self.r0.lower() > 0:
             raise ValueError(f"r0: must be > 0, got {r0!r}")
+        self.names = ["n", "beta", *names]
+        self.theta = [self.n, self.beta, *self.params]
+        self._inputs = (scheme, level, gamma0, r0, attention)
+        self._values = {"n": n, "beta": beta, **{k: values[k] for k in names}}
 
-    def args(self, r):
-        return (r, self.n, self.beta, *self.params)
+    def box(self) -> dict:
+        """``name -> (lo, hi)``, exact, for ``n``, ``beta`` and the parameters."""
+        return {k: ranges.fractions(v) for k, v in self._values.items()}
+
+    @property
+    def boxed(self) -> bool:
+        """Some parameter is an interval of positive width."""
+        return any(lo < hi for lo, hi in self.box().values())
+
+    def at(self, values: dict) -> Certification:
+        """This certification with the parameters in ``values`` replaced."""
+        new = {**self._values, **values}
+        scheme, level, gamma0, r0, attention = self._inputs
+        params = {k: v for k, v in new.items() if k not in ("n", "beta")}
+        return Certification(scheme, level, new["n"], new["beta"], gamma0, r0, attention,
+                             params)
 
     def rate(self, phase, r):
         """``F(u) = e^{-u} / f(1 - e^{-u})``: dS/du of a separable phase, for balls."""
-        rest = self.args(r)
+        rest = (r, *self.theta)
 
         def F(u, analytic=False):
             return phase.rate(1 - (-u).exp(), *rest, analytic=analytic)
         return F
 
 
-def _quad(F, a: arb, b: arb, prec: int) -> arb:
+def quadrature(F, a: arb, b: arb, prec: int) -> arb:
     """:math:`\\int_a^b F` for ball ends: Arb's quadrature between the exact
     midpoints, plus each end's ball times ``F`` over that ball (mean value).
 
@@ -100,18 +127,21 @@ def _quad(F, a: arb, b: arb, prec: int) -> arb:
     return out
 
 
-def _solve_for(F, a: arb, target: arb, guess: arb, prec: int, upper=None) -> arb:
+def solve_for(F, a: arb, target: arb, guess: arb, prec: int, upper=None) -> arb:
     """The ``v`` with :math:`\\int_a^v F = ` target, by interval Newton
     (``F > 0``): :math:`N(X) = m - (\\int_a^m F - target)/F(X) \\subset X`
     proves a unique root in :math:`N(X)`. The midpoint comes from Newton on
     exact midpoints (any exponent: ``v - a`` may be ``1e-313``) kept in the
-    bracket ``(a, upper)`` (bisection where a step leaves it); the box about
-    it is relative to ``v - a``."""
+    bracket ``(a, upper)`` (bisection where a step leaves it). The first box
+    about it is relative to ``v - a``; where :math:`N(X) \\not\\subset X`
+    (ball parameters: the roots fill an interval) ``X`` is replaced by
+    :math:`X \\cup N(X)` widened by a tenth (epsilon-inflation), until the
+    inclusion holds or ``X`` stops being finite."""
     def exact(x):
         return arb(x.mid())
     v, lo, hi = exact(guess), exact(a), None if upper is None else exact(upper)
     for _ in range(200):                      # Newton on midpoints, 60-bit integrals
-        g = exact(_quad(F, a, v, 60) - target)
+        g = exact(quadrature(F, a, v, 60) - target)
         lo, hi = (v, hi) if g < 0 else (lo, v)
         step = exact(g / F(v))
         new = exact(v - step)
@@ -125,16 +155,30 @@ def _solve_for(F, a: arb, target: arb, guess: arb, prec: int, upper=None) -> arb
     X = arb(v.mid(), float((scale * 2.0 ** -40).upper()) if scale > 0 else 1e-12)
     if not X.rad() > 0:                         # the radius underflowed a float
         X = v + (scale * 2.0 ** -40) * arb(0, 1)
-    for k in range(6):
+    for _ in range(40):                         # epsilon-inflation until N(X) in X
         m = exact(X)
-        N = m - (_quad(F, a, m, prec) - target) / F(X)
-        if k == 0 and not X.contains(N):
-            raise Uncertified("interval Newton did not contract: no certified root")
-        X = N.intersection(X) if X.contains(N) else N
+        N = m - (quadrature(F, a, m, prec) - target) / F(X)
+        if not N.is_finite():
+            break
+        if X.contains(N):
+            break
+        both = Interval(X.lower().min(N.lower()), X.upper().max(N.upper()))
+        X = inflated(both, 0.1, 0.0).ball()
+    else:
+        N = arb("nan")
+    if not (N.is_finite() and X.contains(N)):
+        raise Uncertified("interval Newton did not contract: no certified root")
+    X = N                                       # N(X) in X: the roots lie in N(X)
+    for _ in range(5):                          # and in every N(X) after: contract
+        m = exact(X)
+        N = m - (quadrature(F, a, m, prec) - target) / F(X)
+        if not (N.is_finite() and N.overlaps(X)):
+            break
+        X = N.intersection(X)
     return X
 
 
-def _phases(prob: Certification, u1, prec: int, stop_above=None):
+def by_phases(prob: Certification, u1, prec: int, stop_above=None):
     """``(T, methods)``: walk the phases from ``u0`` to ``u1``."""
     u = -(1 - prob.g0).log()
     t, r, methods = arb(0), prob.r0, []
@@ -144,7 +188,7 @@ def _phases(prob: Certification, u1, prec: int, stop_above=None):
         if ph.kind == "separable":
             F = prob.rate(ph, r)
             rest = (prob.n, prob.beta, *prob.params)
-            total = _quad(F, u, u1, prec)
+            total = quadrature(F, u, u1, prec)
             methods.append(f"{ph.text}; Arb acb.integral in u = -log(1 - gamma)")
             if end is None or total.upper() < ph.S_at(end, *rest).lower():
                 return ph.S_inv_at(total, *rest), methods
@@ -153,7 +197,7 @@ def _phases(prob: Certification, u1, prec: int, stop_above=None):
                 raise Uncertified(f"the level is reached at the switch t = {ph.end} within "
                                   f"{prec} bits")
             guess = u + (u1 - u) * S_end / total
-            u = _solve_for(F, u, S_end, guess, prec, upper=u1)
+            u = solve_for(F, u, S_end, guess, prec, upper=u1)
             t = end
             methods.append(f"switch at t = {ph.end}: u by interval Newton")
         else:
@@ -161,10 +205,10 @@ def _phases(prob: Certification, u1, prec: int, stop_above=None):
                 raise NotCertifiable(f"{prob.scheme.name}: a switch in t after a phase "
                                      f"without a separable form is not supported")
             if ph.nested:        # state (t, q), r = r0 e^q: triangular, two passes
-                order, state, rest = max(8, prec // 3), [t, arb(0)], (*prob.args(r)[1:], r)
+                order, state, rest = max(8, prec // 3), [t, arb(0)], (*prob.theta, r)
                 ntol, passes = 2.0 ** -(prec - 8), 2
             else:
-                order, state, rest = max(8, prec // 6 + 4), [t, r], prob.args(r)[1:]
+                order, state, rest = max(8, prec // 6 + 4), [t, r], prob.theta
                 ntol, passes = tol, None
             y, steps, stopped = integrate(ph.field, u, u1, state, rest, tol=ntol,
                                           order=order, stop_above=stop_above, passes=passes)
@@ -254,7 +298,10 @@ def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=
 
     Inputs are exact (a float its binary value, ``"0.99"`` its decimal
     value); ``n``, ``beta`` and parameters may be intervals ``(lo, hi)``: the
-    enclosure then holds every crossing time over the box.
+    enclosure then holds every crossing time over the box, by the mean-value
+    form with the derivatives' signs proved (:func:`box_enclosure`: where they
+    are, its ends are the point certificates at two corners), or where that
+    does not certify, by the phases walked with ball parameters.
 
     The working precision starts at ``prec`` bits and doubles, up to
     ``max_prec`` (default 256, or ``prec`` when above), until the relative
@@ -281,9 +328,67 @@ def crossing_time(scheme, level, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=
         with working(guard):
             prob = Certification(scheme, level, n, beta, gamma0, r0, attention, params)
             u1 = -(1 - prob.level).log()
-            T, methods = _phases(prob, u1, guard)
+            T, methods = _crossing(prob, u1, guard)
             return Enclosure(_nonnegative(T), "; then ".join(methods) + f" ({bits} bits)", bits)
     return _refine(compute, "crossing_time", prec, max_prec, target)
+
+
+BOX_DEPTH = 2         # bisections of a box whose derivative's sign is not proved
+
+
+def box_enclosure(prob: Certification, u1: arb, prec: int, *,
+                  depth: int = BOX_DEPTH) -> ranges.BoxEnclosure:
+    """The crossing time over ``prob``'s box by :func:`symdyn.certify.ranges.enclose`:
+    the mean-value form with the derivatives' signs proved by interval
+    sensitivities, the points by :func:`by_phases` at ``prec`` bits."""
+    u0 = -(1 - prob.g0).log()
+    names = prob.names
+    quads = ranges.quadratures(prob.scheme, prob._inputs[4])
+
+    def gradient(box):
+        K = len(names) + 1                     # the box's symbols and a piece's tau
+        theta = [ranges.Affine.symbol(*_ends(box[k]), j, K) if box[k][0] < box[k][1]
+                 else ranges.Affine.of(ranges.ball_of(box[k]), K)
+                 for j, k in enumerate(names)]
+        grad = ranges.affine_gradient(prob.phases, quads, u0, u1, prob.r0, theta)
+        if grad is None:
+            balls = [ranges.ball_of(box[k]) for k in names]
+            grad = ranges.sensitivity(prob.phases, ranges.variational(prob.scheme,
+                                                                      prob._inputs[4]),
+                                      u0, u1, prob.r0, balls).gradient
+        return grad
+
+    def point(values):
+        T, _ = by_phases(prob.at(values), u1, prec)
+        return T
+    return ranges.enclose(prob.box(), names, gradient, point, depth)
+
+
+def _ends(pair: tuple) -> tuple:
+    """The exact ends of ``(lo, hi)`` (Fractions) as balls (exact where Arb can)."""
+    return tuple(arb(q.numerator) / q.denominator for q in pair)
+
+
+def point_time(prob: Certification, u1: arb, prec: int, stop_above=None) -> arb:
+    """The crossing time at ``prob``'s parameters by :func:`by_phases`, cut at 0."""
+    T, _ = by_phases(prob, u1, prec, stop_above)
+    return _nonnegative(T)
+
+
+def _crossing(prob: Certification, u1: arb, prec: int) -> tuple:
+    """``(T, methods)``: over a box (a parameter given as an interval) the
+    mean-value form of :func:`box_enclosure`, else (or where it does not
+    certify) the phases walked with ball parameters."""
+    if prob.boxed:
+        try:
+            enc = box_enclosure(prob, u1, prec)
+        except ArithmeticError as exc:       # Uncertified: try the balls
+            try:
+                return by_phases(prob, u1, prec)
+            except ArithmeticError:
+                raise exc from None
+        return enc.time, [enc.method]
+    return by_phases(prob, u1, prec)
 
 
 def bound(scheme, level, *, n, beta, gamma0=0, r0=1, prec=64, attention="softmax",
@@ -299,7 +404,7 @@ def bound(scheme, level, *, n, beta, gamma0=0, r0=1, prec=64, attention="softmax
         u1 = -(1 - prob.level).log()
 
         def compute(bits):
-            T, methods = _phases(prob, u1, bits + 20, stop_above)
+            T, methods = by_phases(prob, u1, bits + 20, stop_above)
             return Enclosure(_nonnegative(T), "; then ".join(methods), bits)
         enc = _refine(compute, "bound", prec, prec, None)
     return enc.ball, enc.method
@@ -307,10 +412,14 @@ def bound(scheme, level, *, n, beta, gamma0=0, r0=1, prec=64, attention="softmax
 
 def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=None, rel_width=None,
           attention="softmax", **params) -> Enclosure:
-    """An :class:`Enclosure` of :math:`\\gamma(t)`, by interval Newton on the
-    crossing-time map :math:`\\int_{u_0}^{u} e^{-u}/f = S(t)` (schemes whose
-    first phase is separable, for ``t`` in that phase). Precision as in
-    :func:`crossing_time` (``prec``, ``max_prec``, ``rel_width``); the
+    """An :class:`Enclosure` of :math:`\\gamma(t)`, for every scheme. Where the
+    first phase is separable and holds ``t``, by interval Newton on the
+    crossing-time map :math:`\\int_{u_0}^{u} e^{-u}/f = S(t)`; otherwise by
+    the validated Taylor integrator in ``t`` (:mod:`symdyn.certify.taylor`)
+    on :math:`u = -\\log(1-\\gamma)` and :math:`r`:
+    :math:`du/dt = G/(1-\\gamma)`, :math:`dr/dt = R`, phase by phase (a
+    switch at a fixed time is a boundary of the integration). Precision as
+    in :func:`crossing_time` (``prec``, ``max_prec``, ``rel_width``); the
     enclosure is cut to ``[-1, 1]`` (a cosine).
 
     >>> import symdyn as sd
@@ -322,28 +431,55 @@ def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=None, rel_wi
     prec, max_prec, target = _settings(prec, max_prec, rel_width,
                                        (t, n, beta, gamma0, r0, *params.values()))
     with working(prec + 20):
-        prob = Certification(scheme, None, n, beta, gamma0, r0, attention, params)
-        ph, tb = prob.phases[0], ball(t, "t")
-        if not tb.lower() >= 0:
+        Certification(scheme, None, n, beta, gamma0, r0, attention, params)
+        if not ball(t, "t").lower() >= 0:
             raise ValueError(f"t: must be >= 0, got {t!r}")
-        if ph.kind != "separable" or (ph.end != sp.oo and not tb.upper() < float(ph.end)):
-            raise NotCertifiable(f"{prob.scheme.name}: gamma(t) is certified where the first "
-                                 f"phase is separable (use crossing_time)")
 
     def compute(bits):
         with working(bits + 20):
             prob = Certification(scheme, None, n, beta, gamma0, r0, attention, params)
             ph, tb = prob.phases[0], ball(t, "t")
-            rest = (prob.n, prob.beta, *prob.params)
-            S = ph.S_at(tb, *rest)
             u0 = -(1 - prob.g0).log()
-            F = prob.rate(ph, prob.r0)
-            guess = u0 + S / F(u0)
-            u = _solve_for(F, u0, S, guess if guess < 40 else arb(40), bits + 20)
+            if ph.kind == "separable" and (ph.end == sp.oo or tb.upper() < float(ph.end)):
+                rest = (prob.n, prob.beta, *prob.params)
+                S = ph.S_at(tb, *rest)
+                F = prob.rate(ph, prob.r0)
+                guess = u0 + S / F(u0)
+                u = solve_for(F, u0, S, guess if guess < 40 else arb(40), bits + 20)
+                method = f"{ph.text}; interval Newton on the crossing-time map"
+            else:
+                u, method = _u_at(prob, u0, tb, bits + 20)
             g = -(-u).expm1()                   # 1 - e^{-u}, relative accuracy at small u
             if not (g.upper() >= -1 and g.lower() <= 1):
                 raise Uncertified(f"gamma's enclosure {g.str(5, radius=True)} misses [-1, 1]")
             g = arb(max(g.lower(), arb(-1))).union(arb(min(g.upper(), arb(1))))
-        return Enclosure(g, f"{ph.text}; interval Newton on the crossing-time map "
-                            f"({bits} bits)", bits)
+        return Enclosure(g, f"{method} ({bits} bits)", bits)
     return _refine(compute, "gamma", prec, max_prec, target)
+
+
+def _identity(x):
+    return x
+
+
+def _u_at(prob: Certification, u0: arb, tb: arb, prec: int) -> tuple:
+    """``(u(t), method)``: :math:`u = -\\log(1-\\gamma)` at the time ``tb`` by
+    the validated Taylor integrator in ``t``, phase by phase."""
+    u, r, steps = u0, prob.r0, 0
+    order = max(8, prec // 6 + 4)
+    tol = 2.0 ** -(prec // 2)
+    for ph in prob.phases:
+        a = ranges.exact_ball(ph.start)
+        if not a < tb.upper():
+            break
+        if ph.end == sp.oo or tb.upper() < ranges.exact_ball(ph.end):
+            b = tb
+        elif tb.lower() >= ranges.exact_ball(ph.end):
+            b = ranges.exact_ball(ph.end)
+        else:
+            raise Uncertified(f"t = {tb.str(5, radius=True)} holds the switch t = {ph.end}")
+        field = ranges.time_field(ph, tuple(prob.scheme.symbols))
+        y, k, _ = integrate(field, a, b, [u, r], prob.theta, tol=tol, order=order,
+                            variable=_identity)
+        u, r, steps = y[0], y[1], steps + k
+    return u, (f"ODE in t: du/dt = G/(1 - gamma), dr/dt = R, u = -log(1 - gamma); "
+               f"validated Taylor series, degree {order}, {steps} steps")

@@ -57,7 +57,8 @@ class Phase:
     compiled) or ``"ode"`` (``field``: :math:`(dt/du, dr/du)`, :math:`u = -\\log(1-\\gamma)`,
     compiled in ``gamma, t, r, n, beta, *params``; when ``nested``, the
     field of :math:`(t, q)`, :math:`r = r_0 e^q`, in ``gamma, t, q, n, beta,
-    *params, r0``); ``text`` names the form.
+    *params, r0``); ``text`` names the form; ``rate_expr``: a separable
+    phase's integrand in sympy.
     """
 
     start: sp.Expr
@@ -73,6 +74,7 @@ class Phase:
     S_inv_at: object = None
     field: object = None
     nested: bool = False
+    rate_expr: sp.Expr = None
 
 
 def _edges(s) -> list:
@@ -101,8 +103,19 @@ def _integral(s, start):
     return None if S is None or S.has(sp.Integral) else S
 
 
-def _separable(G, R, start, params):
-    """``(f, s, S, S_inv)`` of ``G = s(t) f(gamma)`` or None."""
+@dataclass(frozen=True, kw_only=True)
+class Separable:
+    """``G = s(t) f(gamma)``: ``S`` :math:`= \\int_{start}^T s` in ``T`` and its
+    inverse ``S_inv`` in ``I`` (sympy, both checked)."""
+
+    f: sp.Expr
+    s: sp.Expr
+    S: sp.Expr
+    S_inv: sp.Expr
+
+
+def _separable(G, R, start, params) -> Separable | None:
+    """The separable form of ``G`` (with ``R = 0``), or None."""
     if not _simple(R):
         return None
     f = sp.factor(G.subs(t, start))
@@ -125,7 +138,7 @@ def _separable(G, R, start, params):
     for cand in inverse:
         if not cand.has(gamma, r, t) and _simple(S.subs(T_, cand) - I_) \
                 and cand.subs(I_, 0) == start:
-            return f, s, S, cand
+            return Separable(f=f, s=s, S=S, S_inv=cand)
     return None
 
 
@@ -133,11 +146,12 @@ def _phase(G, R, start, end, params) -> Phase:
     args = [gamma, r, n, BETA, *params]
     sep = _separable(G, R, start, params)
     if sep is not None:
-        f, s, S, S_inv = sep
+        f, S, S_inv = sep.f, sep.S, sep.S_inv
         text = (f"separable: int dgamma/f = {sp.sstr(S)} (T from t = {start}), "
                 f"f = dgamma/dt at t = {start}")
         rate = sp.factor(sp.cancel((1 - gamma) / f))      # d/du of int dgamma/f
         return Phase(start, end, "separable", text, G, R, rate=compile_ball(rate, args),
+                     rate_expr=rate,
                      S=S, S_inv=S_inv, S_at=compile_ball(S, [T_, n, BETA, *params]),
                      S_inv_at=compile_ball(S_inv, [I_, n, BETA, *params]))
     ratio = sp.cancel(R / G / r) if not _simple(R) else sp.Integer(0)

@@ -126,3 +126,19 @@ class Interval:
         if name in ("sin", "cos", "tan", "atan", "asin", "acos", "erf"):
             return lambda: Interval(getattr(self.ball(), name)())
         raise AttributeError(name)
+
+
+def inside(inner: Interval, outer: Interval) -> bool:
+    """``inner`` lies in the interior of ``outer`` (both ends strictly)."""
+    return bool(outer.lo < inner.lo and inner.hi < outer.hi)
+
+
+def inflated(x: Interval, frac: float = 0.1, floor: float = 1e-12) -> Interval:
+    """``x`` widened on each side by ``frac`` of its width plus ``floor`` times
+    ``1 + |x|`` (epsilon-inflation, for a priori boxes)."""
+    if not x.is_finite():
+        return x
+    width = float((x.hi - x.lo).upper())
+    size = max(float(x.lo.abs_upper()), float(x.hi.abs_upper()))
+    pad = arb(frac * width + floor * (1 + size))
+    return Interval((x.lo - pad).lower(), (x.hi + pad).upper())

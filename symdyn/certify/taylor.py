@@ -58,8 +58,11 @@ def gamma_of(u):
     return 1 - (-u).exp()
 
 
-def _eval(field, u, y, params, analytic=False):
-    return field(gamma_of(u), y[0], y[1], *params, analytic=analytic)
+def _eval(field, u, y, params, analytic=False, variable=gamma_of):
+    """``field(variable(u), *y, *params)``: a state of any length; ``variable``
+    maps the independent variable to the field's first argument (``gamma_of``
+    for a field in :math:`\\gamma`, the identity for one in :math:`t`)."""
+    return field(variable(u), *y, *params, analytic=analytic)
 
 
 def _square(rho: float) -> acb:
@@ -71,14 +74,14 @@ def _inside(Z: acb, Y: acb) -> bool:
     return bool(Y.real.contains_interior(Z.real) and Y.imag.contains_interior(Z.imag))
 
 
-def a_priori(field, c: arb, y, params, rho: float):
+def a_priori(field, c: arb, y, params, rho: float, variable=gamma_of):
     """``M`` per component (upper bounds of :math:`\\sup_D |y - y(c)|`), or None."""
     D = acb(arb(c.mid(), c.rad() + rho), arb(0, rho))
     box = _square(rho)
     Y = [acb(v) for v in y]
     for _ in range(12):
         try:
-            F = _eval(field, D, Y, params, analytic=True)
+            F = _eval(field, D, Y, params, analytic=True, variable=variable)
         except (ZeroDivisionError, ValueError):
             return None
         if not all(v.is_finite() for v in F):
@@ -93,7 +96,7 @@ def a_priori(field, c: arb, y, params, rho: float):
     return None
 
 
-def taylor(field, c: arb, y, params, K: int, passes=None):
+def taylor(field, c: arb, y, params, K: int, passes=None, variable=gamma_of):
     """Coefficients ``[y_k for k <= K]`` per component at ``c`` (Picard on series).
 
     Iteration ``j`` makes coefficient ``j + 1`` exact; a triangular field
@@ -111,7 +114,7 @@ def taylor(field, c: arb, y, params, K: int, passes=None):
             u = arb_series([c, 1], prec=L)
             ys = [arb_series(s.coeffs(), prec=L) for s in ys]
             F = [f if isinstance(f, arb_series) else arb_series([f], prec=L)   # constants
-                 for f in _eval(field, u, ys, params)]
+                 for f in _eval(field, u, ys, params, variable=variable)]
             ys = [v + arb_series(f.integral().coeffs(), prec=L)
                   for v, f in zip(y, F, strict=True)]
             if any(f.prec < L - 1 for f in F):
@@ -129,12 +132,14 @@ def _horner(coeffs, h):
 
 
 def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
-              max_steps: int = 4000, stop_above=None, passes=None):
+              max_steps: int = 4000, stop_above=None, passes=None, variable=gamma_of):
     """``(y(u1), steps, stopped)``: the state at ``u1`` enclosed, from
     ``y(u0) = y0``; each step's remainder at most ``tol`` relative to the
     state, Taylor polynomials of degree ``order``. With ``stop_above``, the
     walk stops (``stopped`` True) once ``y[0]`` is certainly above it: ``y[0]``
-    (the time) increases with ``u``, so then ``y[0](u1)`` is above it too."""
+    (the time) increases with ``u``, so then ``y[0](u1)`` is above it too.
+    ``variable``: see :func:`_eval`. ``u0`` may be a ball (a start that
+    depends on the parameters): the first expansion point is that ball."""
     K = int(order)
     c, y, steps = u0, list(y0), 0
     rho = 0.25
@@ -142,11 +147,11 @@ def integrate(field, u0: arb, u1: arb, y0, params, *, tol: float, order: int,
         left = float((u1 - c).upper())
         if left <= 0:
             break
-        rho, M, q = _choose(field, c, y, params, rho, left, tol, K)
+        rho, M, q = _choose(field, c, y, params, rho, left, tol, K, variable)
         last = q * rho >= left
         h = (u1 - c) if last else arb(q * rho)
         qb = h.abs_upper() / rho
-        coeffs = taylor(field, c, y, params, K, passes)
+        coeffs = taylor(field, c, y, params, K, passes, variable)
         tails = [m * qb ** (K + 1) / (1 - qb) for m in M]
         y = [_horner(cs, h) + arb(0, float(tl.upper()) * (1 + 1e-15))
              for cs, tl in zip(coeffs, tails, strict=True)]
@@ -172,7 +177,8 @@ def _reach(M, y, tol: float, K: int) -> float:
     return min(Q_MAX, (tol * scale * (1 - Q_MAX) / Mf) ** (1 / (K + 1)))
 
 
-def _choose(field, c, y, params, rho: float, left: float, tol: float, K: int):
+def _choose(field, c, y, params, rho: float, left: float, tol: float, K: int,
+            variable=gamma_of):
     """``(rho, M, q)``: of the squares of half-side ``rho/2``, ``rho``, ``2 rho``
     with an a priori enclosure, the one whose step ``q rho`` is longest
     (halving ``rho`` until one is found). Near a singularity of the field a
@@ -182,7 +188,7 @@ def _choose(field, c, y, params, rho: float, left: float, tol: float, K: int):
         if rho < 1e-12:
             raise Uncertified(f"no a priori enclosure near u = {float(c.mid()):.6g} "
                               f"(gamma = {1 - math.exp(-float(c.mid())):.6g})")
-        M = a_priori(field, c, y, params, rho)
+        M = a_priori(field, c, y, params, rho, variable)
         if M is not None:
             break
         rho /= 2
@@ -190,7 +196,7 @@ def _choose(field, c, y, params, rho: float, left: float, tol: float, K: int):
     for other in (rho / 2, 2 * rho):
         if other > 4 * left / Q_MAX:
             continue
-        Mo = a_priori(field, c, y, params, other)
+        Mo = a_priori(field, c, y, params, other, variable)
         if Mo is not None:
             qo = _reach(Mo, y, tol, K)
             if qo * other > best[2] * best[0]:

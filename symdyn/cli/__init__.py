@@ -22,7 +22,12 @@ from pathlib import Path
 from ..base.checks import BadInput, naming, shown, writable_path
 from ..studies.grid import parse_range  # noqa: F401 (re-exported)
 from .commands import COMMANDS, write_phase_diagrams  # noqa: F401 (re-exported)
-from .parser import EXIT_CODES, UsageError, build_parser  # noqa: F401 (EXIT_CODES re-exported)
+from .parser import (  # noqa: F401 (EXIT_CODES re-exported)
+    EXIT_CODES,
+    UsageError,
+    build_parser,
+    did_you_mean,
+)
 
 OK, FAILED, BAD_INPUT, INTERNAL, INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -145,6 +150,24 @@ def _new_folders(path: Path) -> list[Path]:
     return out
 
 
+def _new_folder_rule(folder: Path, option: str, one_level: bool) -> None:
+    """Refuse (``BadInput``) an output whose missing folders would start at the
+    filesystem's root (``--plot /nonexistent/x.png``); with ``one_level`` (a
+    file option: :data:`~symdyn.cli.parser.NEW_FOLDER_RULE`), also one whose
+    folder's parent is missing."""
+    new = _new_folders(folder)
+    if not new:
+        return
+    top = new[-1]                               # the outermost folder to create
+    absolute = top.absolute()
+    if absolute.parent == Path(absolute.anchor):
+        raise BadInput(f"{option}: will not create the folder {shown(str(absolute), 200)} "
+                       f"at the filesystem's root; create it first or choose another folder")
+    if one_level and len(new) > 1:
+        raise BadInput(f"{option}: the folder {shown(str(folder.parent), 200)} does not "
+                       f"exist; create it first (only the file's own folder is created)")
+
+
 def _internal(exc) -> int:
     if os.environ.get("SYMDYN_TRACEBACK"):
         raise exc
@@ -181,6 +204,7 @@ def _outputs(args, created=None) -> None:
         path = getattr(args, option, None)
         if path is not None:
             p = Path(path)
+            _new_folder_rule(p if folder else p.parent, f"--{option}", one_level=not folder)
             created += _new_folders(p if folder else p.parent) if str(path).strip() else []
             writable_path(path, f"--{option}", folder=folder)
     if args.command == "report":            # the files and folders it writes into
@@ -204,6 +228,7 @@ _ALIASES = {"t": "--t-max, --points", "params": "--param", "dtype": "--precision
 _LEADING = re.compile(r"^(sd\.init\.\w+|[A-Za-z_]\w*)(?=:| must | expected)")
 _KEYWORD = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)=('[^']*'|\.\.\.|[\w.+-]+)")
 _UNKNOWN = re.compile(r"unknown symbol\(s\) \['([^']+)'")
+_ALLOWED = re.compile(r"allowed: ([\w, ]+)")
 
 
 def _flags(parser, command) -> dict:
@@ -241,7 +266,12 @@ def in_flags(text: str, flags: dict) -> str:
     unknown = _UNKNOWN.search(text)
     if unknown and "--param" in flags.values() and text.startswith(("--speed", "--radial",
                                                                      "--alpha")):
-        text += f"; give a free parameter its value with --param {unknown.group(1)}=VALUE"
+        name = unknown.group(1)
+        allowed = _ALLOWED.search(text)
+        close = did_you_mean(name, allowed.group(1).split(", ")) if allowed else ""
+        text += (f"; {close} (a free parameter {name} takes its value with "
+                 f"--param {name}=VALUE)" if close else
+                 f"; give a free parameter its value with --param {name}=VALUE")
     return text
 
 

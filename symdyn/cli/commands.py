@@ -27,7 +27,7 @@ from ..reduced.summary import derive, table
 from ..studies.event_times import locate_events
 from ..studies.grid import ROW_BYTES, parse_range
 from ..studies.phase_diagram import phase_diagram
-from .parser import entry_parameters
+from .parser import T_MIN_CAP, T_MIN_FRACTION, entry_parameters
 
 _MAX_POINTS = 10**6     # rows of text a solve prints
 
@@ -81,16 +81,41 @@ def derive_command(args) -> str:
     return str(d)
 
 
-def _times(args):
-    t_max = float(finite_array(args.t_max, "--t-max", 0.0, low_open=True))
+def output_times(t_max: float, points: int, log: bool = False,
+                 t_min: float | None = None) -> np.ndarray:
+    """The output times of ``solve`` and ``simulate``: ``points`` times, the
+    last exactly ``t_max``. Linear: ``t_k = k t_max / (points - 1)``. Log:
+    ``t_0 = 0``, then ``t_k = t_min (t_max/t_min)^((k-1)/(points-2))`` for
+    ``k = 1 .. points - 1`` (``points = 2``: ``0, t_max``); ``t_min`` defaults
+    to ``T_MIN_FRACTION t_max``, at most ``T_MIN_CAP``.
+
+    >>> output_times(1e6, 3, log=True).tolist()
+    [0.0, 0.01, 1000000.0]
+    """
+    t_max = float(finite_array(t_max, "--t-max", 0.0, low_open=True))
+    if not 2 <= points <= _MAX_POINTS:
+        raise ValueError(f"--points must be an integer in [2, {_MAX_POINTS}], "
+                         f"got {shown(points)}")
+    if not log:
+        if t_min is not None:
+            raise ValueError("--t-min: the first time of a log grid; add --log")
+        out = np.linspace(0.0, t_max, points)
+    else:
+        if t_min is None:
+            t_min = min(T_MIN_FRACTION * t_max, T_MIN_CAP)
+        elif not 0 < t_min < t_max:
+            raise ValueError(f"--t-min must be in (0, --t-max) = (0, {t_max:g}), "
+                             f"got {t_min:g}")
+        out = np.concatenate([[0.0], np.geomspace(t_min, t_max, points - 1)]) \
+            if points > 2 else np.array([0.0, t_max])
+    out[-1] = t_max                 # exactly the time asked for, whatever the rounding
+    return out
+
+
+def _times(args) -> np.ndarray:
     if args.points is None:                     # simulate: a smooth curve when plotted
         args.points = 101 if getattr(args, "plot", None) else 11
-    if not 2 <= args.points <= _MAX_POINTS:
-        raise ValueError(f"--points must be an integer in [2, {_MAX_POINTS}], "
-                         f"got {shown(args.points)}")
-    if getattr(args, "log", False):
-        return np.concatenate([[0.0], np.geomspace(1e-4 * t_max, t_max, args.points - 1)])
-    return np.linspace(0.0, t_max, args.points)
+    return output_times(args.t_max, args.points, args.log, args.t_min)
 
 
 def _token_counts(values, infinite: bool = False) -> list:
@@ -306,8 +331,10 @@ def progress(message: str) -> None:
 def verify_command(args) -> int:
     import symdyn.proofs_check.__main__ as pc
 
+    # the names checked here: an unknown one is symdyn's error (exit 2), said once
+    only = pc.check_names(args.only, getattr(args, "certify", False)) if args.only else None
     argv = (["--quick"] if args.quick else []) + \
-        (["--only", *args.only] if args.only else []) + \
+        (["--only", *only] if only else []) + \
         (["--json", args.json] if args.json else []) + \
         (["--certify"] if getattr(args, "certify", False) else [])
     return pc.main(argv)

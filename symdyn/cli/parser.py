@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+import math
 import re
 import textwrap
 
@@ -34,8 +36,9 @@ EXAMPLES = {
                "symdyn derive Post-LN --format latex",
                "symdyn derive custom --speed 'r*A_norm**2' --radial a",
                "symdyn derive custom --speed 'A_norm/(1 + c*t)' --param c=0.5"],
-    "solve": ["symdyn solve post-ln --n 16 --beta 1 --gamma0 0 --t-max 10",
+    "solve": ["symdyn solve post-ln --n 16 --beta 1 --t-max 10",
               "symdyn solve pre-ln --n 8 32 --beta 1 --gamma0 0.1 --t-max 1e3 --log --format json",
+              "symdyn solve post-ln --n 8 --beta 1 --t-max 1e6 --points 61 --log --t-min 1e-3",
               "symdyn solve ngpt --alpha '1 + c*t' --param c=0.5 --n 8 --beta 1 --gamma0 0 "
               "--t-max 5"],
     "simulate": ["symdyn simulate pre-ln --n 16 --d 8 --t-max 5",
@@ -43,7 +46,8 @@ EXAMPLES = {
                  "symdyn simulate peri-ln --t-max 20 --points 41 --plot peri.png",
                  "symdyn simulate post-ln --mask causal --kappa 4 --seed 0 --step 0.05",
                  "symdyn simulate pre-ln --seeds 2 --start-seed 7 --per-seed",
-                 "symdyn simulate post-ln --n 32 --d 3 --beta 9 --t-max 1e6 --points 200 --events"],
+                 "symdyn simulate post-ln --n 32 --d 3 --beta 9 --t-max 1e6 --points 200 --log "
+                 "--events --locate 1e-3"],
     "table": ["symdyn table",
               "symdyn table --format latex --columns speed 'initial velocity' 'terminal law'",
               "symdyn table post-ln pre-ln --format csv"],
@@ -59,6 +63,10 @@ EXAMPLES = {
     "phase-diagram": ["symdyn phase-diagram --d 8 64 --beta 0:9:10 --seeds 4"],
     "report": ["symdyn report --quick --out report"],
 }
+
+#: Where a file option (``--plot``, ``--json``) may create its folder.
+NEW_FOLDER_RULE = ("a missing folder of FILE is created only if its parent folder exists "
+                   "and is not the filesystem's root (one new level; /new/x.png is refused)")
 
 #: Starts of ``simulate --init``.
 INITS = {"sphere": "uniform on the unit sphere",
@@ -92,11 +100,82 @@ def _no_default(value) -> bool:
 
 
 class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, no abbreviated options (``--gamma`` is not
+    ``--gamma0``), and an unknown ``--option`` of a command named before any
+    other complaint (a required option it was meant to be), with the
+    command's closest options."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._subparsers is None and args is not None:    # a command's own options
+            self._unknown_options(args)
+        return super().parse_known_args(args, namespace)
+
+    def _unknown_options(self, args) -> None:
+        """``UsageError`` for the first ``--name`` (before ``--``) that is not an
+        option of this parser: ``unknown option --gama0; did you mean --gamma0?``."""
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        for token in args:
+            if token == "--":
+                return
+            name = token.partition("=")[0]
+            if name.startswith("--") and len(name) > 2 and name not in known:
+                close = did_you_mean(name, known)
+                self.error(f"unknown option {name}" + (f"; {close}" if close else "")
+                           + f" (see '{self.prog} --help')")
+
     def error(self, message):  # one line, exit 2; a long argument echoed is cut
         message = re.sub(r"'([^']{60})[^']{4,}'", r"'\1...'", message)
         message = re.sub(r"(\S{60})\S{4,}", r"\1...", message)   # unquoted echoes too
+        value = re.match(r"argument (--[\w-]+)(?:/\S+)?: (must be .*)", message)
+        if value:                           # a range refused by real(): as the library says it
+            raise UsageError(f"{value.group(1)} {value.group(2)}")
         where = self.prog.removeprefix("symdyn").strip()
         raise UsageError(f"{where}: {message}" if where else message)
+
+
+def did_you_mean(name: str, choices) -> str:
+    """``did you mean X?`` for the choice closest to ``name`` (difflib's
+    ratio >= 0.6, else the first choice ``name`` is a prefix of), else ``""``."""
+    choices = list(choices)
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6) or \
+        [c for c in choices if c.startswith(name)][:1]
+    return f"did you mean {close[0]}?" if close else ""
+
+
+def real(low: float | None = None, high: float | None = None, *, low_open: bool = False,
+         high_open: bool = False):
+    """An argparse ``type``: a finite float in the interval, refused at parse time
+    with the text as the user wrote it (``--beta -1``: ``must be >= 0, got -1``)."""
+    if low is not None and high is not None:
+        span = (f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}")
+    elif low is not None:
+        span = f"{'>' if low_open else '>='} {low:g}"
+    elif high is not None:
+        span = f"{'<' if high_open else '<='} {high:g}"
+    else:
+        span = "finite"
+
+    def convert(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        ok = math.isfinite(x)
+        if ok and low is not None:
+            ok = x > low if low_open else x >= low
+        if ok and high is not None:
+            ok = x < high if high_open else x <= high
+        if not ok:
+            raise argparse.ArgumentTypeError(
+                f"must be {'a finite number' if span == 'finite' else span}, got {text}")
+        return x
+
+    convert.__name__ = "real"
+    return convert
 
 
 class UsageError(Exception):
@@ -180,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--only", nargs="+", metavar="NAME",
                    help=f"run only these checks: {', '.join(check_names())} (with "
                         f"--certify also: fig2-order, fig2-early, regions)")
-    v.add_argument("--json", metavar="FILE", help="also write every result as JSON")
+    v.add_argument("--json", metavar="FILE", help="also write every result as JSON; "
+                   f"{NEW_FOLDER_RULE}")
     v.add_argument("--certify", action="store_true",
                    help="also prove, in ball arithmetic, the claims a finite computation "
                         "decides (Figure 2's orderings, region certificates; each verdict "
@@ -245,23 +325,35 @@ def _add_solve(sub) -> None:
     s.add_argument("--n", nargs="+", required=True, metavar="N",
                    help="number of tokens, an integer >= 2, or inf (the long-context "
                         "limit); several values: one block each")
-    s.add_argument("--beta", type=float, nargs="+", required=True,
+    s.add_argument("--beta", type=real(0), nargs="+", required=True,
                    help="inverse temperature, >= 0")
-    s.add_argument("--gamma0", type=float, nargs="+", required=True,
-                   help="starting cosine of every pair, in (-1/(n-1), 1)")
-    s.add_argument("--r0", type=float, default=1.0, help="starting token norm, > 0")
-    _times(s, required=True)
-    s.add_argument("--log", action="store_true",
-                   help="log-spaced times from 1e-4 t_max (after t = 0)")
+    s.add_argument("--gamma0", type=real(-1, 1, low_open=True, high_open=True), nargs="+",
+                   default=[0.0], help="starting cosine of every pair, in (-1/(n-1), 1)")
+    s.add_argument("--r0", type=real(0, low_open=True), default=1.0,
+                   help="starting token norm, > 0")
+    _times(s)
     s.add_argument("--format", default="csv", choices=("csv", "json"), help="output format")
     s.add_argument("--dps", type=int, help="solve with mpmath at this many decimal digits")
     _entry_options(s)
 
 
-def _times(p, required=False, t_max=None, points=11, help="number of output times, >= 2"):
-    p.add_argument("--t-max", type=float, required=required, default=t_max,
+#: ``--log`` without ``--t-min``: the first time after 0 is ``T_MIN_FRACTION * t_max``,
+#: at most ``T_MIN_CAP`` (a run to 1e6 still sees what happens before t = 0.01).
+T_MIN_FRACTION, T_MIN_CAP = 1e-4, 1e-2
+
+
+def _times(p, points=11, help="number of output times, >= 2 (the last is --t-max)"):
+    """``--t-max``, ``--points``, ``--log`` and ``--t-min``: the output times
+    (:func:`symdyn.cli.commands.output_times`), the same in solve and simulate."""
+    p.add_argument("--t-max", type=real(0, low_open=True), default=10.0,
                    help="the last output time, > 0")
     p.add_argument("--points", type=int, default=points, help=help)
+    p.add_argument("--log", action="store_true",
+                   help="log-spaced times: t = 0, then POINTS - 1 times from --t-min to "
+                        "--t-max, equally spaced in log t (--points 2: 0 and t_max)")
+    p.add_argument("--t-min", type=real(0, low_open=True), metavar="T",
+                   help=f"with --log: the first time after 0, in (0, t_max) (default: "
+                        f"{T_MIN_FRACTION:g} t_max, at most {T_MIN_CAP:g})")
 
 
 def _add_simulate(sub) -> None:
@@ -275,10 +367,11 @@ def _add_simulate(sub) -> None:
     _scheme_arguments(m)
     m.add_argument("--n", type=int, default=16, help="number of tokens, >= 2")
     m.add_argument("--d", type=int, default=16, help="dimension of the tokens, >= 1")
-    m.add_argument("--beta", type=float, default=1.0, help="inverse temperature, >= 0")
+    m.add_argument("--beta", type=real(0), default=1.0, help="inverse temperature, >= 0")
     m.add_argument("--init", default="sphere", choices=tuple(INITS),
                    help="the start: " + "; ".join(f"{k}: {v}" for k, v in INITS.items()))
-    m.add_argument("--gamma0", type=float, default=0.0, help="equiangular: starting cosine")
+    m.add_argument("--gamma0", type=real(-1, 1, low_open=True, high_open=True), default=0.0,
+                   help="equiangular: starting cosine, in (-1/(n-1), 1)")
     m.add_argument("--weights", default="identity", choices=("identity", "kaiming"),
                    help="Q, K, V: identity, or Kaiming-normal random matrices (seed 0)")
     m.add_argument("--step", type=float, help="run the layer rules with residual step h "
@@ -289,9 +382,11 @@ def _add_simulate(sub) -> None:
                    help="the seed of the first start, >= 0")
     m.add_argument("--per-seed", action="store_true",
                    help="a row per seed and time (led by its seed) instead of the mean")
-    _times(m, t_max=10.0, points=None,
-           help="number of output times, >= 2 (default: 11, or 101 with --plot)")
-    m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf)")
+    _times(m, points=None,
+           help="number of output times, >= 2, the last at --t-max (default: 11, or 101 "
+                "with --plot)")
+    m.add_argument("--plot", metavar="FILE", help="also save gamma(t) (.png, .svg, .pdf); "
+                   f"{NEW_FOLDER_RULE}")
     m.add_argument("--events", action="store_true",
                    help="print the cluster events instead (CSV: every merge and split "
                         "between output times, which clusters, their sizes and leaders)")

@@ -54,7 +54,7 @@ from symdyn.base.provenance import Provenance
 from symdyn.ode.control import Controller
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, kw_only=True)
 class MeanField(Archived):
     """A mean-field solution: ``moments[i, k] = int e^{-i k theta} dmu_{t[i]}``, k = 0..modes.
 
@@ -337,5 +337,5 @@ def mean_field(beta, t, mu0, kappa=None, attention="softmax", modes=256, tol=1e-
                       "under-resolved, use more modes", RuntimeWarning, stacklevel=2)
     made = Provenance.of("mean_field", None, {"modes": m, "tol": tol}, beta=b, kappa=kap,
                          attention=attention, d=2)
-    return replace(MeanField(times, moments, b, kap, attention, steps, tail), provenance=made,
-                   c0=_initial(mu0, m))
+    return replace(MeanField(t=times, moments=moments, beta=b, kappa=kap, attention=attention,
+                             steps=steps, tail=tail), provenance=made, c0=_initial(mu0, m))

@@ -83,7 +83,7 @@ def _largest_dim(d: int, m: int) -> float:
         return float(logn / mpmath.log(10))
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, kw_only=True)
 class ZonalMeanField(Archived):
     """A zonal solution: ``moments[i, k] = int P_k(<x, e>) dmu_{t[i]}``, k = 0..modes.
 
@@ -125,9 +125,20 @@ class ZonalMeanField(Archived):
 GRAM_TOL = 1e-8
 
 
-def _tables(d: int, m: int):
-    """``(t, w, p, dp)``: Gauss-Jacobi nodes and normalized weights of
-    ``(1-t^2)^{(d-3)/2}`` (``2m + 2`` of them), ``P_k`` and ``P_k'`` at the nodes."""
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    """Gauss-Jacobi nodes ``t`` and normalized weights ``w`` of
+    ``(1-t^2)^{(d-3)/2}`` (``2m + 2`` of them), ``P_k`` (``p``) and ``P_k'``
+    (``dp``) at the nodes."""
+
+    t: np.ndarray
+    w: np.ndarray
+    p: np.ndarray
+    dp: np.ndarray
+
+
+def _tables(d: int, m: int) -> _Tables:
+    """The :class:`_Tables` of ``m`` modes at ``d``."""
     alpha = d / 2 - 1
     with np.errstate(all="ignore"):
         t, w = roots_jacobi(2 * m + 2, (d - 3) / 2, (d - 3) / 2)
@@ -136,14 +147,15 @@ def _tables(d: int, m: int):
         p = np.array([eval_gegenbauer(k, alpha, t) for k in ks]) / norm[:, None]
         dp = np.array([2 * alpha * eval_gegenbauer(k - 1, alpha + 1, t) if k else 0 * t
                        for k in ks]) / norm[:, None]
-        return t, w / w.sum(), p, dp
+        return _Tables(t=t, w=w / w.sum(), p=p, dp=dp)
 
 
 def _gram_error(d: int, m: int, tables=None) -> float:
     """``max |G - I|``, ``G_jk = sqrt(N_j N_k) sum_i w_i P_j(t_i) P_k(t_i)``: the
     quadrature must integrate the orthonormal harmonics' products exactly
     (degree <= 2 modes < 2 (2 modes + 2)); ``inf`` when a node is not a number."""
-    _, w, p, _ = _tables(d, m) if tables is None else tables
+    tab = _tables(d, m) if tables is None else tables
+    w, p = tab.w, tab.p
     s = np.sqrt(_dims(d, m))
     with np.errstate(all="ignore"):
         G = (p * w) @ p.T * np.outer(s, s)
@@ -167,7 +179,8 @@ def _most_modes(d: int, m: int) -> int:
 
 class _ZonalField:
     def __init__(self, beta, d, attention, modes, tables=None):
-        t, self.w, self.p, self.dp = _tables(d, modes) if tables is None else tables
+        tab = _tables(d, modes) if tables is None else tables
+        t, self.w, self.p, self.dp = tab.t, tab.w, tab.p, tab.dp
         ks = range(modes + 1)
         # a_k e^{-beta} (scaled), from the derived Funk-Hecke eigenvalue
         a = np.array([float(evaluate(_kernel(), k, d, beta) * mpmath.exp(-beta)) for k in ks])
@@ -242,4 +255,5 @@ def mean_field_zonal(beta, t, mu0, d, kappa=None, attention="softmax", modes=64,
         f"({tries:,} steps, the last {h:.3g}); ask for earlier times, more modes or a larger tol"))
     made = Provenance.of("mean_field_zonal", None, {"modes": mm, "tol": tol}, beta=b,
                          kappa=kap, attention=attention, d=dd)
-    return ZonalMeanField(times, moments, dd, b, kap, attention, steps, made, m.copy())
+    return ZonalMeanField(t=times, moments=moments, d=dd, beta=b, kappa=kap, attention=attention,
+                          steps=steps, provenance=made, m0=m.copy())

@@ -60,7 +60,7 @@ from .methods import (
     ExplicitPair,
     initial_step,
 )
-from .outputs import Output, Stops, read, serve_ends
+from .outputs import Moved, Output, Stops, read, serve_ends
 from .rk import AheadSums
 from .stiffness import Methods
 
@@ -76,7 +76,7 @@ class Status(enum.Enum):
     MAX_STEPS = "a member needed more than max_steps steps"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BatchSolution:
     """``y[m, k, :]``: member ``m`` at output time ``k``; ``status`` a
     :class:`Status` (``SUCCESS`` when ``success``, the default then)."""
@@ -100,7 +100,17 @@ class BatchSolution:
             raise ValueError(f"status: {self.status} contradicts success={self.success}")
 
 
-def _check(t_out: np.ndarray, y0: np.ndarray, rtol: Any, atol: Any) -> Any:
+@dataclass(frozen=True, slots=True)
+class _Inputs:
+    """The checked inputs of :func:`integrate`."""
+
+    t_out: np.ndarray
+    y0: np.ndarray
+    rtol: np.ndarray
+    atol: np.ndarray
+
+
+def _check(t_out: Any, y0: Any, rtol: Any, atol: Any) -> _Inputs:
     t_out = np.asarray(t_out, dtype=float)
     y0 = np.asarray(y0)
     if y0.dtype not in (np.float32, np.float64):
@@ -110,7 +120,7 @@ def _check(t_out: np.ndarray, y0: np.ndarray, rtol: Any, atol: Any) -> Any:
         raise ValueError(f"t_out must be increasing times >= 0, got {shown(t_out)}")
     rtol = np.broadcast_to(finite_array(rtol, "rtol", 0.0, low_open=True), (dim,))
     atol = np.broadcast_to(finite_array(atol, "atol", 0.0), (M, dim))
-    return t_out, y0, rtol, atol
+    return _Inputs(t_out=t_out, y0=y0, rtol=rtol, atol=atol)
 
 
 def integrate(f: Callable[..., Any], t_out: Any, y0: Any, args: tuple = (), *, rtol: Any,
@@ -145,9 +155,10 @@ def integrate(f: Callable[..., Any], t_out: Any, y0: Any, args: tuple = (), *, r
         Attempted steps per member before it fails.
     project : callable, optional
         ``project(y)`` maps accepted states back onto a manifold (e.g.
-        renormalizes directions on the sphere). ``y`` is always rows the
-        driver made for the call (never a view of its state): ``project`` may
-        change it in place and return it.
+        renormalizes directions on the sphere); every output is a projected
+        state (``y0`` too). ``y`` is always rows the driver made for the call
+        (never a view of its state): ``project`` may change it in place and
+        return it.
     record : callable, optional
         ``record(k, members, y)`` receives, instead of storing them (then
         ``BatchSolution.y`` is None), the states ``y[i]`` of ``members[i]`` at
@@ -203,7 +214,8 @@ def integrate(f: Callable[..., Any], t_out: Any, y0: Any, args: tuple = (), *, r
         blowing-up right-hand side) or it needs ``max_steps`` steps; bad
         ``t_out``, ``rtol``, ``atol`` raise ``ValueError``.
     """
-    t_out, y0, rtol, atol = _check(t_out, y0, rtol, atol)
+    checked = _check(t_out, y0, rtol, atol)
+    t_out, y0, rtol, atol = checked.t_out, checked.y0, checked.rtol, checked.atol
     max_steps = _count(max_steps)
     events = check_events(events)
     if not isinstance(method, ExplicitPair):
@@ -275,6 +287,12 @@ class State:
                    y_events=np.full((M, n_events, dim), np.nan),
                    active=np.arange(M) if any_stop else np.arange(0), nfev=2)
 
+    def move(self, moved: Moved) -> None:
+        """The members' next outputs moved (:mod:`symdyn.ode.outputs`)."""
+        if moved.members.size:
+            self.following[moved.members] = moved.following
+            self.earliest = None
+
 
 class _Driver:
     """One integration: the problem (field, outputs, stops, hooks, method and
@@ -305,7 +323,8 @@ class _Driver:
         self.s = s = State.start(t, y0.copy(), fy, h, len(stops.times) > 0, len(events))
         s.g = event_values(events, s.t, s.y, self.args)
         if t_out[0] == 0:
-            self.out.save(np.arange(M), s.following, y0)
+            self.out.save(np.arange(M), s.following,
+                          y0 if self.project is None else self.project(y0.copy()))
             s.following += 1
 
     def run(self, max_steps: Any) -> Any:
@@ -403,11 +422,10 @@ class _Driver:
             if F is not None:       # (without, no output lies inside a step)
                 def rows(x: np.ndarray) -> Any:
                     return x[ex][pe]
-                read(self.t_out, self.out, self.s.following, self.project, rows(active),
-                     rows(ta), rows(ya), rows(step), rows(t_end), F)
-            serve_ends(self.t_out, self.out, self.s.following, self.project, idx,
-                        accepted(t_end), accepted(y_end))
-            self.s.earliest = None           # following moved
+                self.s.move(read(self.t_out, self.out, self.s.following, self.project,
+                                 rows(active), rows(ta), rows(ya), rows(step), rows(t_end), F))
+            self.s.move(serve_ends(self.t_out, self.out, self.s.following, self.project, idx,
+                                   accepted(t_end), accepted(y_end)))
         if self.project is not None and idx.size:
             if every:
                 y_end = self.project(y_end)

@@ -91,21 +91,117 @@ DENSE_OUTPUTS = (ORDER7, ORDER6)
 DENSE_EDGE = 2.0
 
 
-def free_coefficients(y: np.ndarray, h: np.ndarray, y_new: np.ndarray, K: np.ndarray,
-                      rows: np.ndarray | None = None) -> list[np.ndarray]:
+class Arrays:
+    """The vector arithmetic of a continuous extension on the rows of a batch:
+    states ``(m, dim)``, steps and times ``(m,)`` (``x`` of :func:`interpolate`
+    a column). :class:`Floats` is the same on one member's lists of Python
+    floats, each operation rounded as here, so both give the same bits."""
+
+    @staticmethod
+    def combine(row: Any, K: Any) -> Any:          # w_0 K_0 + sum_j w_j K_j, left to right
+        return rk.combine_row(row, K)
+
+    @staticmethod
+    def times(h: Any, v: Any) -> Any:              # h v, h per row
+        return h[:, None] * v
+
+    @staticmethod
+    def point(y: Any, h: Any, v: Any) -> Any:      # y + h v, in y's precision
+        return y + (h[:, None] * v).astype(y.dtype, copy=False)
+
+    @staticmethod
+    def minus(a: Any, b: Any) -> Any:
+        return a - b
+
+    @staticmethod
+    def plus(a: Any, b: Any) -> Any:
+        return a + b
+
+    @staticmethod
+    def twice(a: Any) -> Any:
+        return 2 * a
+
+    @staticmethod
+    def column(x: Any) -> Any:                     # the fractions against the rows
+        return x[:, None]
+
+    @staticmethod
+    def zeros(y: Any, x: Any, out: Any) -> Any:
+        if out is None:
+            return np.zeros(np.broadcast_shapes(y.shape, x.shape), dtype=y.dtype)
+        out[...] = 0.0
+        return out
+
+    @staticmethod
+    def add_times(acc: Any, row: Any, w: Any) -> Any:   # (acc + row) w, in place
+        acc += row
+        acc *= w
+        return acc
+
+    @staticmethod
+    def add_in(acc: Any, v: Any) -> Any:               # acc + v, in place
+        acc += v
+        return acc
+
+
+class Floats:
+    """:class:`Arrays` on one member: lists of Python floats, ``h``, ``t`` and
+    ``x`` floats."""
+
+    @staticmethod
+    def combine(row: Any, K: Any) -> Any:
+        return rk.combine_floats(row, K)
+
+    @staticmethod
+    def times(h: Any, v: Any) -> Any:
+        return [h * a for a in v]
+
+    @staticmethod
+    def point(y: Any, h: Any, v: Any) -> Any:
+        return [a + h * b for a, b in zip(y, v, strict=True)]
+
+    @staticmethod
+    def minus(a: Any, b: Any) -> Any:
+        return [p - q for p, q in zip(a, b, strict=True)]
+
+    @staticmethod
+    def plus(a: Any, b: Any) -> Any:
+        return [p + q for p, q in zip(a, b, strict=True)]
+
+    @staticmethod
+    def twice(a: Any) -> Any:
+        return [2 * p for p in a]
+
+    @staticmethod
+    def column(x: Any) -> Any:
+        return x
+
+    @staticmethod
+    def zeros(y: Any, x: Any, out: Any) -> Any:
+        return [0.0] * len(y)
+
+    @staticmethod
+    def add_times(acc: Any, row: Any, w: Any) -> Any:
+        return [(a + r) * w for a, r in zip(acc, row, strict=True)]
+
+    add_in = plus
+
+
+def free_coefficients(y: Any, h: Any, y_new: Any, K: Any, rows: np.ndarray | None = None,
+                      on: Any = Arrays) -> list:
     """The seven coefficient rows of a continuous extension from the step's
     own stages ``K`` (no evaluation): :math:`F_0 = y_{new} - y`,
     :math:`F_i = h \\sum_j` ``rows[i-1, j]`` :math:`k_j`; ``rows`` by default
     DOP853's order-6 extension (:data:`symdyn.ode.dense.ROWS`, ``K[12] = f(t +
     h, y_new)``), else a pair's declared interpolant (:func:`declared_rows`).
+    ``on``: :class:`Arrays` (a batch) or :class:`Floats` (one member).
     """
-    tmp = np.empty_like(y)
     rows = dense.ROWS if rows is None else rows
-    return [y_new - y] + [h[:, None] * rk.combine_row(row, K, tmp=tmp) for row in rows]
+    return [on.minus(y_new, y)] + [on.times(h, on.combine(row, K)) for row in rows]
 
 
-def contd8_coefficients(f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: np.ndarray,
-                        y_new: np.ndarray, args: tuple, K: np.ndarray) -> list[np.ndarray]:
+def contd8_coefficients(f: Callable[..., Any], t: Any, y: Any, h: Any, y_new: Any,
+                        args: tuple, K: Any, on: Any = Arrays) -> list:
     """The seven coefficient rows of Hairer's ``contd8`` (order 7) on a step.
 
     ``K`` holds the 13 stages of the step (``K[12] = f(t + h, y_new)``); the
@@ -114,15 +210,15 @@ def contd8_coefficients(f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: 
     :math:`F_1 = h k_0 - \\Delta`, :math:`F_2 = 2\\Delta - h(k_{12} + k_0)`,
     :math:`F_{3..6} = h \\sum_j D_{ij} k_j` (Hairer, Norsett & Wanner, II.6;
     scipy's ``DOP853`` dense output). Costs three evaluations of ``f``.
+    ``on``: :class:`Arrays` (a batch) or :class:`Floats` (one member).
     """
     for j, c in enumerate(dop853.C_EXTRA):
         s = _S + 1 + j
-        K[s] = f(t + c * h, y + (h[:, None] * rk.combine_row(dop853.A_EXTRA[j, :s], K)
-                                 ).astype(y.dtype, copy=False), *args)
-    delta = y_new - y
-    F = [delta, h[:, None] * K[0] - delta, 2 * delta - h[:, None] * (K[_S] + K[0])]
-    F += [h[:, None] * rk.combine_row(row, K) for row in dop853.D]
-    return F
+        K[s] = f(t + float(c) * h, on.point(y, h, on.combine(dop853.A_EXTRA[j, :s], K)), *args)
+    delta = on.minus(y_new, y)
+    F = [delta, on.minus(on.times(h, K[0]), delta),
+         on.minus(on.twice(delta), on.times(h, on.plus(K[_S], K[0])))]
+    return F + [on.times(h, on.combine(row, K)) for row in dop853.D]
 
 
 def dense_coefficients(f: Callable[..., Any], t: np.ndarray, y: np.ndarray, h: np.ndarray,
@@ -169,26 +265,22 @@ def _sq(x: np.ndarray) -> np.ndarray:
     return np.einsum("mi,mi->m", x, x)
 
 
-def interpolate(F: Sequence[np.ndarray], y: np.ndarray, x: np.ndarray,
-                out: np.ndarray | None = None) -> np.ndarray:
+def interpolate(F: Sequence[Any], y: Any, x: Any, out: np.ndarray | None = None,
+                on: Any = Arrays) -> Any:
     """The dense output at fractions ``x`` (in [0, 1]) of steps:
     :math:`y + x(F_0 + (1-x)(F_1 + x(F_2 + (1-x)(F_3 + x(F_4 + (1-x)(F_5 + x F_6))))))`.
 
     ``F`` rows and ``y`` of ``m`` steps with ``x`` of shape ``(m,)``, or of one
     step (rows of one) with ``x`` of shape ``(k,)``: ``k`` outputs of that
     step, broadcast (the same operations). ``out``: the rows to write (in
-    place: a fresh array of a chunk's size costs page faults). The one-member
-    path does the same operations on floats (``symdyn.ode.scalar``)."""
-    x = x[:, None]
-    if out is None:
-        out = np.zeros(np.broadcast_shapes(y.shape, x.shape), dtype=y.dtype)
-    else:
-        out[...] = 0.0
+    place: a fresh array of a chunk's size costs page faults). ``on``:
+    :class:`Arrays`, or :class:`Floats` for one output of one member (lists,
+    ``x`` a float)."""
+    x = on.column(x)
+    acc = on.zeros(y, x, out)
     for i, row in enumerate(reversed(F)):
-        out += row
-        out *= x if i % 2 == 0 else 1 - x
-    out += y
-    return out
+        acc = on.add_times(acc, row, x if i % 2 == 0 else 1 - x)
+    return on.add_in(acc, y)
 
 
 class Step(NamedTuple):
@@ -237,8 +329,9 @@ class Method(ABC):
 
 class Stages(NamedTuple):
     """An explicit pair's state: the stages ``K`` (stage, member, component),
-    and the sums' holder of the batched loop (:class:`symdyn.ode.rk.AheadSums`,
-    None: a fresh one, or the on-demand sums for large batches)."""
+    and the sums' holder kept across steps (:class:`symdyn.ode.rk.AheadSums`
+    for batches, :class:`symdyn.ode.rk.FloatSums` for one member; None: a
+    fresh one each step, or the on-demand sums for large batches)."""
 
     K: Any
     work: Any = None
@@ -278,7 +371,7 @@ class ExplicitPair(Method):
              args: tuple, state: Any) -> Step:
         sums: rk.StageSums
         if isinstance(y, list):
-            sums = rk.FloatSums()
+            sums = state.work if state.work is not None else rk.FloatSums()
         elif y.size <= rk.FUSED_FLOATS:
             sums = state.work if state.work is not None else rk.AheadSums(y.dtype)
         else:

@@ -87,10 +87,36 @@ class Output:
             self.y[members, k_out] = rows
 
 
-def _inside(t_out: np.ndarray, following: np.ndarray, idx: np.ndarray, t_end: np.ndarray) -> Any:
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """Members whose next output (the driver's ``following``) moved, and
+    the index it moved to: the driver writes it (these functions only read
+    its state)."""
+
+    members: np.ndarray
+    following: np.ndarray
+
+    @classmethod
+    def none(cls) -> Moved:
+        empty = np.zeros(0, dtype=np.intp)
+        return cls(empty, empty)
+
+
+@dataclass(frozen=True, slots=True)
+class _Inside:
+    """Outputs inside steps: per output its step's row ``q``, member and
+    output index ``k``; and where each member's next output moves."""
+
+    q: np.ndarray
+    members: np.ndarray
+    k: np.ndarray
+    moved: Moved
+
+
+def _inside(t_out: np.ndarray, following: np.ndarray, idx: np.ndarray,
+            t_end: np.ndarray) -> _Inside | None:
     """The outputs strictly before ``t_end`` of members ``idx`` (rows of a
-    step), in time order per member: their rows, the members and the output
-    indices; ``following`` moves past them."""
+    step), in time order per member."""
     K = len(t_out)
     nxt = following[idx]
     inside = (nxt < K) & (t_out[np.minimum(nxt, K - 1)] < t_end)
@@ -99,29 +125,31 @@ def _inside(t_out: np.ndarray, following: np.ndarray, idx: np.ndarray, t_end: np
     p, m = np.flatnonzero(inside), idx[inside]
     first = following[m]
     count = np.searchsorted(t_out, t_end[p], side="left") - first
-    following[m] += count
     row = np.repeat(np.arange(len(p)), count)           # one row per output
     k = np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
-    return p[row], m[row], k
+    return _Inside(p[row], m[row], k, Moved(m, first + count))
 
 
-def _chunks(found: Any, dim: Any) -> Any:
-    """``found`` (:func:`_inside`) in pieces of at most :data:`OUTPUT_FLOATS` floats."""
-    if found is None:
-        return
+def _chunks(found: _Inside, dim: int) -> Any:
+    """``found`` (:func:`_inside`) in pieces of at most :data:`OUTPUT_FLOATS`
+    floats: ``(q, members, k)`` each."""
     size = max(1, OUTPUT_FLOATS // dim)
-    for lo in range(0, len(found[0]), size):
-        yield tuple(a[lo:lo + size] for a in found)
+    for lo in range(0, len(found.q), size):
+        yield found.q[lo:lo + size], found.members[lo:lo + size], found.k[lo:lo + size]
 
 
 def read(t_out: np.ndarray, out: Output, following: np.ndarray,
          project: Callable[..., Any] | None,
          idx: np.ndarray, ta: np.ndarray, ya: np.ndarray, step: Any, t_end: np.ndarray,
-         F: Any) -> None:
+         F: Any) -> Moved:
     """Save the outputs strictly inside the accepted DOP853 steps (rows of
     ``ta``, ... ; members ``idx``; ``F`` their continuous extensions), read
-    from the continuous extension, chunk by chunk of :data:`OUTPUT_FLOATS`."""
-    for q, m, k in _chunks(_inside(t_out, following, idx, t_end), ya.shape[1]):
+    from the continuous extension, chunk by chunk of :data:`OUTPUT_FLOATS`.
+    Returns where the members' next outputs moved."""
+    found = _inside(t_out, following, idx, t_end)
+    if found is None:
+        return Moved.none()
+    for q, m, k in _chunks(found, ya.shape[1]):
         x = (t_out[k] - ta[q]) / step[q]
         cuts = np.flatnonzero(np.diff(q)) + 1       # q: runs of one step each
         if len(cuts) + 1 > len(q) // 16:            # few outputs a step: gather F's rows
@@ -132,15 +160,18 @@ def read(t_out: np.ndarray, out: Output, following: np.ndarray,
                 i = q[a:a + 1]
                 interpolate([c[i] for c in F], ya[i], x[a:b], y[a:b])
         out.save(m, k, y if project is None else project(y))
+    return found.moved
 
 
 def serve_ends(t_out: np.ndarray, out: Output, following: np.ndarray,
                project: Callable[..., Any] | None,
-               idx: np.ndarray, t_new: np.ndarray, y_new: np.ndarray) -> None:
-    """Save ``y_new`` of the accepted steps that end on an output time."""
+               idx: np.ndarray, t_new: np.ndarray, y_new: np.ndarray) -> Moved:
+    """Save ``y_new`` of the accepted steps that end on an output time;
+    returns where those members' next outputs moved."""
     nxt = following[idx]
     ends = (nxt < len(t_out)) & (t_out[np.minimum(nxt, len(t_out) - 1)] == t_new)
-    if ends.any():
-        rows = y_new[ends]
-        out.save(idx[ends], nxt[ends], rows if project is None else project(rows))
-        following[idx[ends]] += 1
+    if not ends.any():
+        return Moved.none()
+    rows = y_new[ends]
+    out.save(idx[ends], nxt[ends], rows if project is None else project(rows))
+    return Moved(idx[ends], nxt[ends] + 1)

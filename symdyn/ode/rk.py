@@ -37,7 +37,7 @@ Layer 1, ode.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, NamedTuple, Protocol
 
@@ -66,19 +66,34 @@ def weights(tab: ModuleType) -> np.ndarray:
 
 
 def _key(tab: ModuleType, dtype: Any) -> tuple:
-    return (tab.__name__, id(tab.A), id(tab.B), id(tab.C),
-            *(id(getattr(tab, e)) for e in tab.ERRORS), dtype)
+    arrays = (tab.A, tab.B, tab.C, *(getattr(tab, e) for e in tab.ERRORS))
+    return (tab.__name__, tuple(map(id, arrays)), dtype)
 
 
-def _terms(tab: ModuleType) -> list:
-    """Per row of :func:`weights`: ``(w_0, ((j, w_j), ...))`` with the non-zero
-    ``w_j`` of ``j >= 1`` (cached per table and its arrays)."""
+def _terms(tab: ModuleType) -> list[Row]:
+    """Per row of :func:`weights`: its :class:`Row` (cached per table and its
+    arrays)."""
     key = _key(tab, float) + ("terms",)
     if key not in _PLANS:
-        W = weights(tab)
-        _PLANS[key] = [(float(row[0]), tuple((j, float(row[j])) for j in range(1, len(row))
-                                              if row[j] != 0)) for row in W]
+        _PLANS[key] = [Row(float(row[0]), tuple(j for j in range(1, len(row)) if row[j] != 0),
+                           tuple(float(w) for w in row[1:] if w != 0)) for row in weights(tab)]
     return _PLANS[key]
+
+
+class Row(NamedTuple):
+    """One sum :math:`w_0 k_0 + \\sum_j w_j k_j`: ``w0`` and the non-zero
+    weights ``ws`` of the evaluations ``js`` (``j >= 1``), in increasing ``j``."""
+
+    w0: float
+    js: tuple[int, ...]
+    ws: tuple[float, ...]
+
+    @classmethod
+    def of(cls, row: Any) -> Row:
+        """The :class:`Row` of a weight row (an array or a sequence)."""
+        row = row.tolist() if hasattr(row, "tolist") else list(row)
+        keep = [j for j in range(1, len(row)) if row[j] != 0]
+        return cls(float(row[0]), tuple(keep), tuple(float(row[j]) for j in keep))
 
 
 def _runs(tab: ModuleType, dtype: Any) -> list:
@@ -99,16 +114,16 @@ def _runs(tab: ModuleType, dtype: Any) -> list:
     return _PLANS[key]
 
 
-def combine(w0: float, terms: Sequence[tuple[int, float]], K: Any,
-            out: np.ndarray | None = None, tmp: np.ndarray | None = None) -> np.ndarray:
-    """:math:`w_0 K_0 + \\sum_j w_j K_j` (``terms``: the ``(j, w_j)``), each
-    product rounded, then added left to right, in place in ``out`` with
-    ``tmp`` as scratch (both shaped like ``K[0]``; allocated when not given):
-    the roundings of ``w0*K0 + w1*K1 + ...`` without a temporary per term.
+def combine(row: Row, K: Any, out: np.ndarray | None = None,
+            tmp: np.ndarray | None = None) -> np.ndarray:
+    """:math:`w_0 K_0 + \\sum_j w_j K_j` of a :class:`Row`, each product
+    rounded, then added left to right, in place in ``out`` with ``tmp`` as
+    scratch (both shaped like ``K[0]``; allocated when not given): the
+    roundings of ``w0*K0 + w1*K1 + ...`` without a temporary per term.
     Python floats: float32 stays float32."""
     out = np.empty_like(K[0]) if out is None else out
-    np.multiply(K[0], w0, out=out)
-    for j, w in terms:
+    np.multiply(K[0], row.w0, out=out)
+    for j, w in zip(row.js, row.ws, strict=True):
         tmp = np.empty_like(out) if tmp is None else tmp
         np.multiply(K[j], w, out=tmp)
         np.add(out, tmp, out=out)
@@ -118,27 +133,35 @@ def combine(w0: float, terms: Sequence[tuple[int, float]], K: Any,
 def combine_row(row: Any, K: Any, out: np.ndarray | None = None,
                 tmp: np.ndarray | None = None) -> np.ndarray:
     """:func:`combine` of a weight row (zero weights of ``j >= 1`` skipped)."""
-    row = row.tolist() if hasattr(row, "tolist") else row
-    return combine(row[0], [(j, w) for j, w in enumerate(row) if j and w != 0], K, out, tmp)
+    return combine(Row.of(row), K, out, tmp)
 
 
 def combine_floats(row: Any, K: list) -> list:
     """:func:`combine_row` on one member's lists of Python floats (zero
     weights of ``j >= 1`` skipped), the same roundings."""
-    row = row.tolist() if hasattr(row, "tolist") else row
-    return _float_sum(row[0], [(j, w) for j, w in enumerate(row) if j and w != 0], K)
+    return float_sum(Row.of(row), K)
 
 
-def _float_sum(w0: float, terms: Sequence[tuple[int, float]], K: list,
-               y: list | None = None, h: float = 0.0) -> list:
+def float_sum(row: Row, K: list, y: list | None = None, h: float = 0.0) -> list:
     """Per component :math:`w_0 k_0 + w_1 k_1 + \\dots` left to right, or, with
-    ``y``, the point :math:`y + h (w_0 k_0 + \\dots)` (one pass)."""
-    pairs = [(w, K[j]) for j, w in terms]
+    ``y``, the point :math:`y + h (w_0 k_0 + \\dots)` (one pass). Two
+    components (the reduced ODE's state) are summed side by side: the same
+    operations in the same order, with half the loop's overhead."""
+    w0, ws, js = row.w0, row.ws, row.js
+    if len(K[0]) == 2:
+        k = K[0]
+        a, b = w0 * k[0], w0 * k[1]
+        for w, j in zip(ws, js):    # noqa: B905 (one length by construction)
+            k = K[j]
+            a += w * k[0]
+            b += w * k[1]
+        return [a, b] if y is None else [y[0] + h * a, y[1] + h * b]
+    ks = [K[j] for j in js]
     out = []
     for i, k0 in enumerate(K[0]):
         acc = w0 * k0
-        for w, kj in pairs:
-            acc = acc + w * kj[i]
+        for w, k in zip(ws, ks):     # noqa: B905 (one length by construction)
+            acc += w * k[i]
         out.append(acc if y is None else y[i] + h * acc)
     return out
 
@@ -161,18 +184,20 @@ def step(tab: ModuleType, f: Callable[..., Any], t: Any, y: Any, fy: Any, h: Any
     :class:`OnDemandSums` or :class:`FloatSums`). Fills ``K[0..s]``
     (``K[s] = f(t_new, y_new)``); ``t_new`` is ``t + h`` or, for a step clipped
     onto a stop, the stop itself."""
-    s, c = tab.N_STAGES, sums.nodes(tab)
+    s = tab.N_STAGES
     K[0] = fy
-    sums.bind(tab, y, h)
+    c = sums.bind(tab, y, h).c
     sums.start(tab, K)
-    point = y
+    point, ahead = y, sums.ahead
     for i in range(1, s):
-        point = sums.point(i - 1, y, h, fresh=False)
+        point = sums.point(i - 1, y, h, False)
         K[i] = f(t + c[i] * h, point, *args)
-        sums.add(i, K)
-    y_new = sums.point(s - 1, y, h, fresh=True)
+        if ahead:
+            sums.add(i, K)
+    y_new = sums.point(s - 1, y, h, True)
     K[s] = f(t_new, y_new, *args)
-    sums.add(s, K)
+    if ahead:
+        sums.add(s, K)
     return Sums(y_new, sums.errors(K), point)
 
 
@@ -180,7 +205,9 @@ class StageSums(Protocol):
     """How :func:`step` holds its sums (:class:`AheadSums`,
     :class:`OnDemandSums`, :class:`FloatSums`)."""
 
-    def nodes(self, tab: ModuleType) -> Any: ...
+    c: Any          # the nodes, set by bind
+    ahead: bool     # whether add() takes each stage as it comes (else sums are on demand)
+
     def bind(self, tab: ModuleType, y: Any, h: Any) -> Any: ...
     def start(self, tab: ModuleType, K: Any) -> None: ...
     def point(self, r: int, y: Any, h: Any, fresh: bool) -> Any: ...
@@ -196,16 +223,16 @@ class AheadSums:
     more than the sums); the views a step of ``m`` members works on are kept
     until ``m`` or the table changes."""
 
+    ahead = True
+
     def __init__(self, dtype: Any) -> None:
         self.flat = np.empty(0, dtype=dtype)
         self._key: tuple | None = None
         self._views: tuple = ()
 
-    def nodes(self, tab: ModuleType) -> Any:
-        return tab.C
-
     def bind(self, tab: ModuleType, y: Any, h: Any) -> AheadSums:
         """Views for this step's ``m`` members and ``h`` per component."""
+        self.c = tab.C
         m, dim = y.shape
         runs = _runs(tab, y.dtype)
         key = (m, dim, id(runs))
@@ -256,11 +283,10 @@ class OnDemandSums:
     """Each sum from the stages when the loop needs it (:func:`combine`): no
     buffer beyond the stages and one row of scratch."""
 
-    def nodes(self, tab: ModuleType) -> Any:
-        return tab.C
+    ahead = False
 
     def bind(self, tab: ModuleType, y: Any, h: Any) -> OnDemandSums:
-        self.terms = _terms(tab)
+        self.c, self.terms = tab.C, _terms(tab)
         self.hs = h[:, None].astype(y.dtype, copy=False)       # float32 stays float32
         self.tmp = np.empty_like(y)
         self.n_errors = len(tab.ERRORS)
@@ -270,8 +296,7 @@ class OnDemandSums:
         self.K = K
 
     def point(self, r: int, y: Any, h: Any, fresh: bool) -> Any:
-        w0, terms = self.terms[r]
-        out = combine(w0, terms, self.K, tmp=self.tmp)
+        out = combine(self.terms[r], self.K, tmp=self.tmp)
         np.multiply(self.hs, out, out=out)
         np.add(y, out, out=out)
         return out
@@ -281,37 +306,36 @@ class OnDemandSums:
 
     def errors(self, K: Any) -> tuple:
         rows = self.terms[len(self.terms) - self.n_errors:]
-        return tuple(combine(w0, terms, K, tmp=self.tmp) for w0, terms in rows)
+        return tuple(combine(row, K, tmp=self.tmp) for row in rows)
 
 
 class FloatSums:
     """:class:`OnDemandSums` on lists of Python floats (one member): per
-    component :math:`w_0 k_0 + w_1 k_1 + \\dots` left to right."""
+    component :math:`w_0 k_0 + w_1 k_1 + \\dots` left to right. The table is
+    read when it changes (one holder serves an integration)."""
 
-    def nodes(self, tab: ModuleType) -> Any:
-        key = _key(tab, float) + ("nodes",)
-        if key not in _PLANS:
-            _PLANS[key] = [float(x) for x in tab.C]
-        return _PLANS[key]
+    ahead = False
+
+    def __init__(self) -> None:
+        self._tab: ModuleType | None = None
 
     def bind(self, tab: ModuleType, y: Any, h: Any) -> FloatSums:
-        self.terms, self.h, self.n_errors = _terms(tab), h, len(tab.ERRORS)
+        if tab is not self._tab:
+            self._tab, self.terms = tab, _terms(tab)
+            self.c, self.n_errors = [float(x) for x in tab.C], len(tab.ERRORS)
+        self.h = h
         return self
 
     def start(self, tab: ModuleType, K: Any) -> None:
         self.K = K
 
-    def _sum(self, r: int, K: list) -> list:
-        w0, terms = self.terms[r]
-        return _float_sum(w0, terms, K)
-
     def point(self, r: int, y: Any, h: Any, fresh: bool) -> Any:
-        w0, terms = self.terms[r]
-        return _float_sum(w0, terms, self.K, y, h)
+        return float_sum(self.terms[r], self.K, y, h)
 
     def add(self, j: int, K: Any) -> None:
         pass
 
     def errors(self, K: Any) -> tuple:
         n = len(self.terms)
-        return tuple(self._sum(n - self.n_errors + i, K) for i in range(self.n_errors))
+        return tuple(float_sum(self.terms[n - self.n_errors + i], K)
+                     for i in range(self.n_errors))

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import dense, dop853
+from . import dop853
 from .control import controller_or_default, error_scale
 from .methods import (
     DENSE_EDGE,
@@ -40,12 +40,15 @@ from .methods import (
     DOP853,
     ORDER7,
     ExplicitPair,
+    Floats,
     Stages,
+    contd8_coefficients,
     declared_rows,
+    free_coefficients,
     interpolate,
     stiffness,
 )
-from .rk import combine_floats
+from .rk import FloatSums
 
 _ARRAY_OUTPUTS = 8      # outputs inside one step from which numpy reads them
 
@@ -64,41 +67,22 @@ def _call(f: Callable[..., Any], t: Any, y: Any, phase: Any) -> Any:
     return out
 
 
-def _dense(method: Any, f: Callable[..., Any], t: Any, y: Any, h: Any, y_new: np.ndarray,
+def _dense(method: Any, f: Callable[..., Any], t: Any, y: Any, h: Any, y_new: list,
            y_last: Any, phase: Any, K: Any, how: Any) -> Any:
-    """:meth:`symdyn.ode.methods.ExplicitPair.dense` in floats: for DOP853
+    """:meth:`symdyn.ode.methods.ExplicitPair.dense` for one member (the same
+    coefficient functions on :class:`~symdyn.ode.methods.Floats`): for DOP853
     ``contd8`` (three evaluations) unless ``how`` is ``"order6"`` or the step
     is held by stability (:func:`~symdyn.ode.methods.stiffness` above
     :data:`~symdyn.ode.methods.DENSE_EDGE`); else the order-6 extension, or
     another pair's declared interpolant. Returns the rows and the
     evaluations spent."""
     tab = method.tab
-    S = tab.N_STAGES
-    delta = [b - a for a, b in zip(y, y_new, strict=True)]
-
-    def rows(weights: Any) -> list:            # h sum_j w_j k_j per row
-        return [[h * v for v in combine_floats(row, K)] for row in weights]
     if tab is not dop853:
-        return [delta] + rows(declared_rows(tab)), 0
-    if how == ORDER7 and stiffness(K, h, y_new, y_last, S) <= DENSE_EDGE:
-        for j, c in enumerate(dop853.C_EXTRA):
-            s = S + 1 + j
-            point = [a + h * v for a, v in zip(y, combine_floats(dop853.A_EXTRA[j, :s], K),
-                                               strict=True)]
-            K[s] = _call(f, t + float(c) * h, point, phase)
-        F = [delta, [h * k - d for k, d in zip(K[0], delta, strict=True)],
-             [2 * d - h * (k1 + k0) for d, k1, k0 in zip(delta, K[S], K[0], strict=True)]]
-        return F + rows(dop853.D), 3
-    return [delta] + rows(dense.ROWS), 0
-
-
-def _interpolate(F: Any, y: Any, x: np.ndarray) -> Any:
-    """:func:`~symdyn.ode.methods.interpolate` of one output, on floats."""
-    out = [0.0] * len(y)
-    for i, row in enumerate(reversed(F)):
-        w = x if i % 2 == 0 else 1 - x
-        out = [(o + r) * w for o, r in zip(out, row, strict=True)]
-    return [o + a for o, a in zip(out, y, strict=True)]
+        return free_coefficients(y, h, y_new, K, declared_rows(tab), on=Floats), 0
+    if how == ORDER7 and stiffness(K, h, y_new, y_last, tab.N_STAGES) <= DENSE_EDGE:
+        return contd8_coefficients(lambda tt, yy: _call(f, tt, yy, phase), t, y, h, y_new, (),
+                                   K, on=Floats), 3
+    return free_coefficients(y, h, y_new, K, on=Floats), 0
 
 
 def _outputs(F: Any, y: Any, t: Any, h: Any, t_out: Any, k: Any, t_new: Any,
@@ -110,7 +94,7 @@ def _outputs(F: Any, y: Any, t: Any, h: Any, t_out: Any, k: Any, t_new: Any,
     stop = bisect.bisect_left(t_out, t_new, k)
     if stop - k < _ARRAY_OUTPUTS:
         for j in range(k, stop):
-            states[j] = _interpolate(F, y, (t_out[j] - t) / h)
+            states[j] = interpolate(F, y, (t_out[j] - t) / h, on=Floats)
         return stop
     x = (np.asarray(t_out[k:stop]) - t) / h
     states[k:stop] = interpolate([np.asarray(row)[None] for row in F], np.asarray(y)[None], x,
@@ -161,7 +145,17 @@ def integrate_one(f: Callable[..., Any], t_out: Sequence[float], y0: Sequence[fl
     nfev, nsteps, h = 1, 0, h0       # the first stage; the caller counts h0
     rejected, last_err, last_h = False, 0.0, 1.0
     K: list = [None] * method.stages
+    stages = Stages(K, FloatSums())
     S = method.tab.N_STAGES
+
+    def call(tt: float, yy: list) -> list:      # _call in the current phase
+        try:
+            out = f(tt, yy, phase)
+        except (ArithmeticError, ValueError):
+            raise GiveUp from None
+        if not math.isfinite(math.fsum(out)):
+            raise GiveUp
+        return out
     for stop in stops:
         while t < stop:
             if nsteps >= max_steps:
@@ -169,8 +163,7 @@ def integrate_one(f: Callable[..., Any], t_out: Sequence[float], y0: Sequence[fl
             step = min(h, stop - t)
             clipped = step >= stop - t
             t_new = stop if clipped else t + step
-            done = method.step(lambda tt, yy, phase=phase: _call(f, tt, yy, phase), t, y, fy,
-                               step, t_new, (), Stages(K))
+            done = method.step(call, t, y, fy, step, t_new, (), stages)
             y_new = done.y_new
             nfev += S
             scale = [error_scale(a, r, u, v)

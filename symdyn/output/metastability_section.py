@@ -15,11 +15,19 @@ derives them), measured as ``benchmarks/metastability.py`` measures it:
    2 error bars;
 3. :func:`renyi`: strong Rényi centres of ``n`` i.i.d. uniform tokens on the
    circle, sampled, against ``(1 - (1 - p)^n)/p``, ``p = delta/pi``;
-   agreement within 3 standard errors.
+   agreement within 3 standard errors;
+4. :func:`across_schemes`: every built-in scheme from uniform starts on S^2
+   (:mod:`symdyn.studies.metastability_schemes`): metastable plateaus per
+   seed and their length in log time, and the last merge against the
+   derived two-cluster law started from the measured state; agreement when
+   ``|mean log(T_meas/T_pred)| <= 2 (se + bracket half-width)``; the figure
+   :func:`schemes_figure` draws the cluster count against log time (median
+   and interquartile band over seeds).
 
 :func:`metastability_result` computes them and draws one figure each (quick:
-n = 100, five betas, half the merge grids, 2,000 samples),
-:func:`metastability_section` writes the markdown, verdicts included.
+n = 100, five betas, half the merge grids, 2,000 samples, one size and three
+seeds across schemes), :func:`metastability_section` writes the markdown,
+verdicts included.
 
 Layer 4, output.
 """
@@ -33,6 +41,7 @@ import numpy as np
 
 from ..particles.clusters import renyi_centres
 from ..studies import metastability as ms
+from ..studies import metastability_schemes as mx
 from .formatting import markdown_table
 from .page import save_figure
 
@@ -98,6 +107,9 @@ def metastability_result(folder, quick: bool = False, progress=None) -> dict:
     say("metastability: Rényi centres")
     out["renyi"] = renyi(samples=2000 if quick else 20_000)
     out["files"] = figures(out, Path(folder))
+    runs = mx.study(quick=quick, progress=say)
+    out["schemes"] = across_schemes(runs)
+    out["files"]["schemes"] = schemes_figure(runs, Path(folder))
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -147,6 +159,93 @@ def figures(r, folder) -> dict:
     return files
 
 
+def across_schemes(runs) -> list[dict]:
+    """Per scheme and size: :func:`~symdyn.studies.metastability_schemes.summarize`,
+    the same prediction at a wrong beta (1.25 beta: the control, judged
+    against the error bar of the law at the run's beta) and each
+    seed's :math:`\\log(D_{meas}/D_{pred})`."""
+    rows = []
+    for r in runs:
+        row = mx.summarize(r)
+        rows.append({"summary": row, "per_seed": mx.duration_ratios(r).tolist(),
+                     "control": mx.summarize(r, beta=1.25 * r.beta, error=row.error)})
+    return rows
+
+
+#: The colours of the sizes in :func:`schemes_figure`, in order of (n, beta).
+SIZE_COLOURS = ("C0", "C1", "C2", "C3", "C4", "C5")
+
+
+def schemes_figure(runs, folder, name: str = "metastability_schemes") -> list[Path]:
+    """One panel per scheme: the cluster count against the log time
+    ``tau = log(1 + t)`` (log axis, shared), median over seeds (line) and the
+    interquartile band, one colour per (n, beta)."""
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r.scheme for r in runs))
+    sizes = sorted({(r.n, r.beta) for r in runs})
+    cols = 4
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(10, 2.4 * rows + 0.6), sharex=True,
+                             sharey=True, layout="constrained", squeeze=False)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    top = max(r.n for r in runs)
+    for ax, scheme in zip(axes.flat, names, strict=False):
+        for r in (x for x in runs if x.scheme == scheme):
+            colour = SIZE_COLOURS[sizes.index((r.n, r.beta)) % len(SIZE_COLOURS)]
+            q = mx.count_quartiles(r)
+            ax.fill_between(r.tau, q[0], q[2], color=colour, alpha=0.25, lw=0, step="mid")
+            ax.plot(r.tau, q[1], color=colour, lw=1.2, drawstyle="steps-mid",
+                    label=f"n = {r.n}, β = {r.beta:g}")
+        ax.set(xscale="log", yscale="log", title=scheme)
+        ax.set_ylim(0.8, top * 1.25)
+        ticks = [2**i for i in range(int(np.log2(top)) + 1)]
+        ax.set_yticks(ticks, [str(v) for v in ticks])
+        ax.minorticks_off()
+        ax.grid(alpha=0.3, lw=0.5)
+    for ax in axes[-1]:
+        ax.set_xlabel("log time τ = log(1 + t)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("clusters")
+    seeds = len(runs[0].seeds)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=len(sizes), fontsize=8,
+               title=f"median and interquartile band over {seeds} seeds (d = {runs[0].d})",
+               title_fontsize=8)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return save_figure(fig, Path(folder), name)
+
+
+def _pm(pair, digits=2) -> str:
+    mean, se = pair
+    if not np.isfinite(mean):
+        return "–"
+    return f"{mean:.{digits}f}" + (f" ± {se:.{digits}f}" if np.isfinite(se) else "")
+
+
+def schemes_table(rows) -> str:
+    """The markdown table of :func:`across_schemes` (log10 of the merge times)."""
+    ln10 = np.log(10)
+    body = []
+    for row in rows:
+        s, c = row["summary"], row["control"]
+        verdict = ("n/a (< 2 merges)" if s.agrees is None else
+                   _verdict(s.agrees, "agrees", "disagrees"))
+        control = ("–" if c.agrees is None else
+                   "detected" if not c.agrees else "**not detected**")
+        body.append([s.scheme, "τ" if s.clock == "log" else "t", s.n, f"{s.beta:g}",
+                     f"{s.merges}/{s.seeds}",
+                     _pm(tuple(x / ln10 for x in s.log_T_pred)),
+                     _pm(tuple(x / ln10 for x in s.log_T_meas)),
+                     f"{s.log_ratio[0]:+.1e} ± {s.error:.1e}" if s.merges else "–",
+                     verdict, control, f"{s.plateaus:.1f}", _pm(s.duration)])
+    return markdown_table(["scheme", "clock", "n", "β", "merged", "log10 T predicted",
+                           "log10 T measured", "log(D_meas/D_pred)", "verdict",
+                           "control 1.25β", "plateaus per seed", "plateau length (log time)"],
+                          body)
+
+
 def _verdict(ok, yes, no) -> str:
     return yes if ok else f"**{no}**"
 
@@ -169,7 +268,10 @@ def metastability_section(result: dict, folder: str) -> str:
         "Tokens gather into a few clusters fast and stay there for a time exponential in "
         "β before the clusters merge (arXiv:2410.06833). Three predictions "
         "(docs/metastability.md derives them; `symdyn.studies.metastability`) beside "
-        "Post-LN particle runs (softmax, seeds 0-2); where they disagree, the table says so.",
+        "Post-LN particle runs (softmax, seeds 0-2)"
+        + ("; then every normalization's plateaus and last merge against the derived "
+           "merge law (part 4)" if "schemes" in result else "")
+        + "; where they disagree, the table says so.",
         "", f"**1. Clusters from a uniform start** on the circle (n = {result['n']}): the "
         "count of the first plateau (every cluster at least 1% of the tokens) against "
         "the fastest mean-field mode k*(β) = argmax_k k² I_k(β)/(β I_0(β)); agreement: "
@@ -187,4 +289,25 @@ def metastability_section(result: dict, folder: str) -> str:
         "(1 - (1 - p)^n)/p, p = δ/π; agreement: within 3 se.", "",
         markdown_table(["n", "samples", "sampled", "formula", "z", "verdict"], renyi_rows),
         f"![Rényi centres]({folder}/{png['renyi']})", "",
+        *(_schemes_part(result, folder, png) if "schemes" in result else []),
         f"Computed in {result['seconds']:.0f} s.", ""])
+
+
+def _schemes_part(result, folder, png) -> list[str]:
+    rows = result["schemes"]
+    first = rows[0]["summary"]
+    return [
+        "**4. Across normalizations** (`symdyn.studies.metastability_schemes`; "
+        "docs/metastability.md, section 4): every built-in scheme from n i.i.d. uniform "
+        f"tokens on S^2 ({first.seeds} seeds). A plateau is a run of constant cluster "
+        "count (2 ≤ count < n) that ends within the run; its length is measured in log "
+        "time τ = log(1 + t). The last merge (two clusters into one) against the derived "
+        "two-cluster law started from the measured masses, angle and radii at the last "
+        "plateau's start: log10 T (T = t_merge - t_start) mean ± se over the seeds that "
+        "merged. The law is judged on the merge's duration D in the clock the scheme "
+        "runs in (D = T in t for the schemes on the sphere; D = Δτ in log time for those "
+        "whose norms grow, which merge at t ~ e^(10^2..10^3), where log T ≈ τ): agreement "
+        "when |mean log(D_meas/D_pred)| ≤ 2 (se + bracket half-width); control: the same "
+        "prediction at 1.25 β must disagree.", "",
+        schemes_table(rows), "",
+        f"![cluster count against log time per scheme]({folder}/{png['schemes']})", ""]

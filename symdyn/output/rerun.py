@@ -35,8 +35,9 @@ def load(path):
     unopened), and what it holds is checked against the schema of the class
     it names (:meth:`~symdyn.base.archive.Archived.check_parts`): every
     malformed file is a ValueError naming ``path`` and what is wrong."""
-    dims = {}
-    kind, provenance, arrays, attrs = read(path, dims)
+    dims: dict = {}
+    stored = read(path, dims)
+    kind, arrays, attrs = stored.kind, stored.arrays, stored.attrs
     if kind == "SweepTable":
         from ..studies.sweep_table import SweepTable  # pandas, on use (registers the kind)
         cls = SweepTable
@@ -47,7 +48,7 @@ def load(path):
                        f"result ({', '.join(sorted({*KINDS, 'SweepTable'}))})")
     try:
         cls.check_parts(arrays, dims, attrs)
-        return cls.from_parts(provenance, arrays, attrs)
+        return cls.from_parts(stored.provenance, arrays, attrs)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise BadInput(f"path: {shown(str(path), 200)} is not a valid {kind} file: "
                        f"{' '.join(str(exc).split())[:300]}") from None
@@ -59,7 +60,7 @@ def load(path):
 #: scheduler comes from the caller, so a file naming any other is refused
 ALLOWED = {
     "Simulation": ("simulate", {"rtol", "atol", "save_x", "clock", "cluster_threshold",
-                                "merge", "dtype", "method"}),
+                                "merge", "dtype", "method", "save", "save_function"}),
     "Trajectory": ("solve", {"rtol", "atol", "dps", "sensitivities", "dense_output"}),
     "MeanField": ("mean_field", {"modes", "tol"}),
     "ZonalMeanField": ("mean_field_zonal", {"modes", "tol"}),
@@ -86,16 +87,20 @@ def fit_functions() -> dict:
             "linear_norm": fits.linear_norm, "reduced_ode": fits.reduced_ode}
 
 
-def rerun(result, scheme=None, weights=None):
+def rerun(result, scheme=None, weights=None, save=None):
     """Run what made ``result`` again (``Simulation``, ``Trajectory``, ``LayerTrace``,
     ``MeanField``, ``ZonalMeanField``, ``Fit``, a sweep's table (serially)): the
     same call, bit-identical arrays. A custom scheme is rebuilt from the laws its
     provenance keeps as text; ``scheme`` (one the text cannot rebuild: a
-    sympy ``Piecewise``, a layer rule of its own) and ``weights`` (weights
-    given as arrays; for a ``LayerTrace`` the model's file or folder) supply
-    what the record cannot. Only the numerical settings of :data:`ALLOWED`
-    come from the record: a rerun opens no path and starts no executor that
-    a file names, and a trace made from a model's file needs ``weights=``."""
+    sympy ``Piecewise``, a layer rule of its own), ``weights`` (weights
+    given as arrays; for a ``LayerTrace`` the model's file or folder) and
+    ``save`` (the function a simulation saved the values of) supply what the
+    record cannot. Weight arrays must be the run's: a simulation's
+    provenance holds the SHA-256 of every array its call was given, and
+    others (or none where it had some) are refused, the message naming the
+    argument. Only the numerical settings of :data:`ALLOWED` come from the
+    record: a rerun opens no path and starts no executor that a file names,
+    and a trace made from a model's file needs ``weights=``."""
     if "provenance" in getattr(result, "attrs", {}):          # a sweep's table
         from ..studies.sweep_table import rerun as rerun_sweep  # pandas, on use
         return rerun_sweep(result, sweep, scheme)
@@ -106,6 +111,8 @@ def rerun(result, scheme=None, weights=None):
     if kind not in ALLOWED:
         raise ValueError(f"rerun: {kind} cannot be rerun yet")
     opts = options_of(kind, p)
+    if save is not None and not isinstance(result, Simulation):
+        raise BadInput(f"save: a rerun of a {kind} takes no save= (a Simulation's does)")
     if isinstance(result, LayerTrace):
         return _retrace(p, opts, weights)
     if isinstance(result, Fit):
@@ -121,7 +128,7 @@ def rerun(result, scheme=None, weights=None):
         return mean_field_zonal(p.beta, result.t, result.m0, p.d, kappa=p.kappa,
                                 attention=p.attention, **opts)
     if isinstance(result, Simulation):
-        return rerun_simulation(result, scheme=scheme, weights=weights)
+        return rerun_simulation(result, scheme=scheme, weights=weights, save=save)
     if isinstance(result, Trajectory):
         s, _ = from_record(p.scheme, p.params, scheme, p.laws)
         return solve(s, result.n, result.beta, result.gamma0, result.r0, result.t,

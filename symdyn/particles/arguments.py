@@ -6,13 +6,16 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
 
 import numpy as np
 
 from ..base.checks import (
     RTOL_FLOOR,
+    BadInput,
     check_attention,
     has_bool,
     integer,
@@ -27,6 +30,7 @@ from ..model.baseline import NONE
 from ..model.law_limits import R_UNDERFLOW, underflow
 from ..model.symbols import SCHEME_SYMBOLS
 from . import merging, noise
+from .result import COMPLETE, SAVES
 
 
 @lru_cache(maxsize=256)
@@ -49,7 +53,17 @@ FLOAT32_RTOL = 1e-6
 FLOAT32_THRESHOLD = 1 - 1e-4
 
 
-def precision(dtype, rtol, atol, cluster_threshold):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Precision:
+    """A run's precision: its float type with the tolerances and the cluster
+    threshold checked for it."""
+    dtype: type
+    rtol: float
+    atol: float
+    threshold: float
+
+
+def precision(dtype, rtol, atol, cluster_threshold) -> Precision:
     """``dtype`` (float64 or float32) with its checked tolerances and threshold
     (plain numbers: checked once per value)."""
     if isinstance(dtype, type) and all(v is None or type(v) is float
@@ -58,7 +72,7 @@ def precision(dtype, rtol, atol, cluster_threshold):
     return _precision(dtype, rtol, atol, cluster_threshold)
 
 
-def _precision(dtype, rtol, atol, cluster_threshold):
+def _precision(dtype, rtol, atol, cluster_threshold) -> Precision:
     want = as_dtype(dtype)         # (np.dtype(k) == None is True: float64 is the default)
     kind = None if want is None else next((k for k in TOLERANCES if np.dtype(k) == want), None)
     if kind is None:
@@ -75,7 +89,7 @@ def _precision(dtype, rtol, atol, cluster_threshold):
             raise ValueError(f"cluster_threshold must be at most {FLOAT32_THRESHOLD} with "
                              f"dtype=float32 (cosines to about 1e-7), got {threshold!r}; "
                              f"use dtype=float64")
-    return kind, rtol, atol, threshold
+    return Precision(dtype=kind, rtol=rtol, atol=atol, threshold=threshold)
 
 
 _precision_once = lru_cache(maxsize=64)(_precision)
@@ -163,7 +177,8 @@ def workspace(M, n, d, K, span, step, save_x):
 MASKS = ("full", "causal")
 
 
-class Options(NamedTuple):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Options:
     """The checked options of a run."""
     step: float | None
     dtype: type
@@ -174,15 +189,50 @@ class Options(NamedTuple):
     causal: bool
     kappa: float | None
     seed: int | None
+    save: frozenset = frozenset(COMPLETE)
+    fn: Callable | None = None
+
+
+def saves(save, save_x: bool) -> tuple[frozenset, Callable | None]:
+    """What each output records (``simulate``'s ``save=``): the names of
+    :data:`~symdyn.particles.result.SAVES` and the function, if one is given.
+    ``None``: every observable (:data:`~symdyn.particles.result.COMPLETE`);
+    a name, a function, or a list or tuple of names and at most one function.
+    ``save_x=True`` adds ``"tokens"``."""
+    if save is None:
+        names, fn = set(COMPLETE), None
+    else:
+        items = list(save) if isinstance(save, (list, tuple, set, frozenset)) else [save]
+        fns = [v for v in items if callable(v)]
+        if len(fns) > 1:
+            raise BadInput(f"save: at most one function, got {len(fns)}")
+        fn, names = (fns[0] if fns else None), set()
+        for v in items:
+            if callable(v):
+                continue
+            if not isinstance(v, str) or v not in SAVES:
+                near = difflib.get_close_matches(v, list(SAVES), 1) if isinstance(v, str) \
+                    else []
+                raise BadInput(f"save: each entry must be a function of (t, X) or one of "
+                               f"{', '.join(map(repr, SAVES))}, got {shown(v)}"
+                               + (f" (did you mean {near[0]!r}?)" if near else ""))
+            names.add(v)
+        if not names and fn is None:
+            raise BadInput("save: names nothing to record; give observables "
+                           f"({', '.join(map(repr, SAVES))}) or a function")
+    if save_x:
+        names.add("tokens")
+    return frozenset(names), fn
 
 
 def options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock, method,
-             save_x, mask="full", kappa=None, seed=None) -> Options:
+            save_x, mask="full", kappa=None, seed=None, save=None) -> Options:
     """The checked options of :func:`simulate` (before anything is allocated)."""
     concrete(s)
     check_attention(attention)
     step = None if step is None else number(step, "step", 0, low_open=True)
-    dtype, rtol, atol, threshold = precision(dtype, rtol, atol, cluster_threshold)
+    prec = precision(dtype, rtol, atol, cluster_threshold)
+    dtype, rtol, atol, threshold = prec.dtype, prec.rtol, prec.atol, prec.threshold
     if not isinstance(mask, str) or mask.lower() not in MASKS:
         raise ValueError(f"mask must be one of {', '.join(map(repr, MASKS))} (any case), "
                          f"got {shown(mask)}")
@@ -208,4 +258,6 @@ def options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clo
         raise ValueError(f"method must be 'auto' or 'dop853', got {shown(method)}")
     if not isinstance(save_x, (bool, np.bool_)):
         raise ValueError(f"save_x must be True or False, got {shown(save_x)}")
-    return Options(step, dtype, rtol, atol, threshold, merge, causal, kappa, seed)
+    names, fn = saves(save, bool(save_x))
+    return Options(step=step, dtype=dtype, rtol=rtol, atol=atol, threshold=threshold,
+                   merge=merge, causal=causal, kappa=kappa, seed=seed, save=names, fn=fn)

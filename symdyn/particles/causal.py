@@ -32,15 +32,9 @@ within reach): its members continue unmerged from the shared position,
 which is their state up to the allowance. Only schemes on the sphere in
 the clock ``t`` merge (the norms' own drift is not covered), and only with
 ``merge=`` given: the default under the mask is 0, because merging did not
-save evaluations. Post-LN, ``n = 32``, ``d = 3``, ``beta = 9``, two seeds
-(``sd.init.sphere(32, 3, batch=2, seed=0)``) to ``t = 1e6`` (output times
-0, 10, ..., 1e6): 101,565 evaluations (11.3 CPU s) merged at ``delta =
-1e-8`` against 95,912 (7.3 CPU s) unmerged, the same labels and events
-(before ROS34PW2 ran on one BLAS thread: 116,045, 106 CPU s against
-106,627, 62 CPU s). Causality needs no merging to be fast: the plain
-causal run meets the issue's 10 s (``benchmarks/causal_long_run.py``).
-Inside the plateau the members sit ``1e-10`` to ``4e-8`` apart
-(their velocities genuinely differ, by the tokens only the later member
+save evaluations (``benchmarks/causal_long_run.py`` counts both; the
+CHANGELOG keeps the figures). Inside the plateau the members sit ``1e-10``
+to ``4e-8`` apart (their velocities genuinely differ, by the tokens only the later member
 sees), so few groups qualify, and those that do split again when the
 separation drifts past its allowance; the remaining intra-cluster modes
 (rate ~0.5) keep the explicit steps short.

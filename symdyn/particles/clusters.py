@@ -95,7 +95,8 @@ def closure_leaders(linked, squarings=None):
 @lru_cache(maxsize=16)
 def pairs(n):
     """The index arrays ``(i, j)`` of the pairs ``i != j`` of ``n`` tokens, row
-    by row (the order of a boolean mask; ``np.take`` gathers 3x faster)."""
+    by row (the order of a boolean mask, as index arrays: ``np.take`` gathers
+    with them faster than a mask selects)."""
     i, j = np.nonzero(~np.eye(n, dtype=bool))
     i.flags.writeable = j.flags.writeable = False
     return i, j
@@ -443,12 +444,17 @@ class ClusterViews:
         """Canonical labels batch + (K, n) at each output time: those recorded
         during the run at the count's threshold, or (``threshold=`` another
         value, or a run that recorded none) computed from ``X`` (``save_x=True``)."""
-        if (threshold is None or threshold == self.cluster_threshold) and \
-                getattr(self, "labels", None) is not None:
-            return self.labels
+        own = threshold is None or threshold == self.cluster_threshold
+        labels = getattr(self, "labels", None)         # None: not recorded
+        if own and labels is not None:
+            return labels
         if self.X is None:
+            if own:
+                raise ValueError("labels: the run recorded neither the cluster labels nor the "
+                                 "tokens; simulate with save= naming 'labels' or 'tokens' "
+                                 "(or save_x=True)")
             raise ValueError("threshold: labels at another threshold need the tokens "
-                             "(simulate with save_x=True)")
+                             "(simulate with save_x=True or save= naming 'tokens')")
         return cluster_labels(self.X, self.cluster_threshold if threshold is None
                               else threshold)
 
@@ -471,9 +477,11 @@ class ClusterViews:
         variables ``events.<column>`` (dimension ``event``) and
         ``plateaus.<column>`` (dimension ``plateau``); tuples as
         space-separated ints (:func:`to_text`). Events only where the run has
-        labels (recorded, or ``X``)."""
+        labels (recorded, or ``X``), plateaus only where it recorded ``clusters``."""
         ds = super().to_xarray()
-        tables = {"plateau": self.plateaus}
+        tables = {}
+        if getattr(self, "clusters", None) is not None:     # None: not recorded
+            tables["plateau"] = self.plateaus
         if getattr(self, "labels", None) is not None or self.X is not None:
             tables["event"] = self.events
         for dim, table in tables.items():

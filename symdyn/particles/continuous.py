@@ -32,6 +32,8 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..base.arithmetic import row_norms
@@ -40,7 +42,8 @@ from ..model.piecewise import piecewise_breakpoints
 from ..ode.integrate import integrate
 from . import merging
 from .causal import CausalCoalescence, Grouped, group_field
-from .field import FRAME_FLOOR, Field, frame_directions, frame_epsilon
+from .field import FRAME_FLOOR, Field, FrameState, frame_directions, frame_epsilon
+from .result import RunStats
 
 #: A member's tokens are merged (``merge > 0``) from their directions only
 #: while the square root of its ``epsilon`` is at least this: the directions
@@ -59,6 +62,27 @@ FRAME_FAST_BELOW = FRAME_RESOLVED**2
 #: frame (its centre: the mean direction normalized); shorter (the tokens
 #: spread evenly over the sphere, e.g. a simplex) stores unit vectors.
 FRAME_CENTRE = 1e-3
+#: Output states are projected and recorded in blocks of about this many
+#: token floats (rows x n x d): the temporaries of a block stay in the
+#: processor's cache, where those of a whole chunk of the driver's outputs
+#: (up to ``symdyn.ode.outputs.OUTPUT_FLOATS``) would not.
+BLOCK_FLOATS = 1 << 16
+
+
+def blocks(rows: int, width: int) -> list[slice]:
+    """Slices of ``rows`` rows of ``width`` floats each, in blocks of about
+    :data:`BLOCK_FLOATS` floats."""
+    size = max(1, BLOCK_FLOATS // max(width, 1))
+    return [slice(lo, lo + size) for lo in range(0, rows, size)]
+
+
+def in_blocks(record: Callable[..., None], width: int) -> Callable[..., None]:
+    """``record(k, members, y)`` called block by block of :func:`blocks`
+    (``k`` one output per row, or one for all)."""
+    def blocked(k: np.ndarray | int, members: np.ndarray, y: np.ndarray) -> None:
+        for b in blocks(len(y), width):
+            record(k[b] if isinstance(k, np.ndarray) and k.ndim else k, members[b], y[b])
+    return blocked
 
 
 def _continuous_field(s, w, attention, T, log, dtype, causal=False):
@@ -101,7 +125,10 @@ def _plain(field, beta, clock):
 
 
 def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge, log,
-                method, causal=False):
+               method, causal=False) -> RunStats:
+    """Integrate the batch from directions ``theta`` (M, n, d) and norms ``rad``
+    (M, n) to the output ``times``, recording into ``rec``; in each member's
+    frame where the field allows it (:func:`framed`)."""
     M, n, d = theta.shape
     field, bps = _continuous_field(s, w, attention, times[-1], log, theta.dtype, causal)
     if field.frames and theta.dtype == np.float64 and centred(theta):
@@ -156,12 +183,19 @@ def continuous(s, w, attention, theta, rad, beta, times, rtol, atol, rec, merge,
     y0 = np.concatenate([theta.reshape(M, nd), rad], axis=1)
     with np.errstate(all="ignore"):
         sol = integrate(rhs, times, y0, (beta, merged.mass, np.arange(M)), rtol=rtol,
-                        atol=atol, breakpoints=bps, project=project, record=record,
+                        atol=atol, breakpoints=bps, project=project,
+                        record=in_blocks(record, nd),
                         refresh=refresh if merge else None, stiff=method == "auto")
     if not sol.success:     # a law the field refused is the likely cause
         raise ArithmeticError(f"simulate: {field.fault or sol.message}")
-    return (int(sol.nsteps.sum()), sol.nfev + merged.evaluations, sol.message,
-            merged.merges, int(sol.stiff_steps.sum()))
+    return _stats(sol, merged)
+
+
+def _stats(sol, merged) -> RunStats:
+    """What the integration ``sol`` and the merging ``merged`` did."""
+    return RunStats(steps=int(sol.nsteps.sum()), nfev=sol.nfev + merged.evaluations,
+                    message=sol.message, merged=merged.merges,
+                    stiff_steps=int(sol.stiff_steps.sum()))
 
 
 def into_frame(theta, weight=None):
@@ -187,17 +221,14 @@ def centred(theta) -> bool:
     return bool((np.einsum("md,md->m", mean, mean) >= FRAME_CENTRE**2).all())
 
 
-def framed(field, bps, theta, rad, beta, times, rtol, atol, rec, merge, log, method):
+def framed(field, bps, theta, rad, beta, times, rtol, atol, rec, merge, log,
+           method) -> RunStats:
     """:func:`continuous` in each member's frame (module docstring): the state
     ``(c, ell, u, rad)``, ``d + 1 + n d + n`` components a member."""
     M, n, d = theta.shape
     if log:
         rad = np.log(rad)           # u = log r - tau at tau = 0
     nd = n * d
-
-    def unpack(y):
-        return (y[:, :d], y[:, d], y[:, d + 1:d + 1 + nd].reshape(-1, n, d),
-                y[:, d + 1 + nd:])
 
     clock = np.zeros(M)
     merged = merging.Coalescence(M, n, merge, log_norm=log, threshold=rec.threshold,
@@ -207,31 +238,37 @@ def framed(field, bps, theta, rad, beta, times, rtol, atol, rec, merge, log, met
     def rhs(tm, y, phase, bk, mk, member):
         if merge:
             clock[member] = tm
-        c, ell, u, rr = unpack(y)
-        dc, dell, du, drr, _ = field.frame_grouped(tm, c, ell, u, rr, bk, phase,
-                                                   mass=mk if merged.merges else None)
-        return np.concatenate((dc, dell[:, None], du.reshape(len(y), nd), drr), axis=1)
+        # the parts of the state (c, ell, u, rad) as views, the rates in their layout
+        rates = np.empty(y.shape, dtype=y.dtype)
+        field.frame_grouped(tm, y[:, :d], y[:, d], y[:, d + 1:d + 1 + nd].reshape(-1, n, d),
+                            y[:, d + 1 + nd:], bk, phase,
+                            mass=mk if merged.merges else None, out=rates)
+        return rates
 
     def project(y):                 # in place: the directions back on the sphere
-        c, ell, u, _ = unpack(y)
-        ch, _, uh = frame_directions(c, ell, u)
-        y[:, :d] = ch
-        y[:, d + 1:d + 1 + nd] = uh.reshape(len(y), nd)
+        for b in blocks(len(y), nd):
+            st = FrameState.of(y[b], n, d)
+            fd = frame_directions(st.c, st.ell, st.u)
+            y[b, :d] = fd.centre
+            y[b, d + 1:d + 1 + nd] = fd.deviations.reshape(len(fd.centre), nd)
         return y
 
     def record(k, members, y):
-        c, ell, u, rr = unpack(y)
-        ch, e, uh = frame_directions(c, ell, u)
-        tm = np.asarray(times[k], dtype=float)
-        tm = np.broadcast_to(tm, (len(members),))
-        mass = merged.mass[members] if merged.merges else None
-        field.fault = None
-        *_, speed = field.frame_grouped(tm, ch, ell, uh, rr, beta[members],
-                                        field.phase_at(tm), mass=mass)
+        # the outputs are projected (integrate's project=): c is the unit
+        # centre and u the deviations of unit directions, as frame_directions gives
+        st = FrameState.of(y, n, d)
+        ch, e, uh, rr = st.c, np.exp(st.ell), st.u, st.rad
         theta = ch[:, None, :] + e[:, None, None] * uh
+        speed = None
+        if rec.needs_field:
+            tm = np.broadcast_to(np.asarray(times[k], dtype=float), (len(members),))
+            mass = merged.mass[members] if merged.merges else None
+            field.fault = None
+            speed = field.frame_grouped(tm, ch, st.ell, uh, rr, beta[members],
+                                        field.phase_at(tm), mass=mass) * e[:, None]
         rec.observe(field, k, members, times[k], theta, rr, beta[members], None,
                     lambda: f"t = {times[k].min():g}", merged, times[k] if log else 0.0,
-                    frame=(e, uh, speed * e[:, None]))
+                    frame=(e, uh, speed))
 
     def fast(members, y, ch, uh, rr):
         """Members whose deviations contract at least FRAME_FAST e-folds per
@@ -239,14 +276,17 @@ def framed(field, bps, theta, rad, beta, times, rtol, atol, rec, merge, log, met
         FRAME_FAST_BELOW): a pole of the speed law the integration cannot
         step through."""
         tm = clock[members]
-        _, dell, *_ = field.frame_grouped(tm, ch, y[:, d], uh, rr, beta[members],
-                                          field.phase_at(tm), mass=merged.mass[members])
+        rates = np.empty(y.shape, dtype=y.dtype)
+        field.frame_grouped(tm, ch, y[:, d], uh, rr, beta[members], field.phase_at(tm),
+                            mass=merged.mass[members], out=rates)
+        dell = FrameState.of(rates, n, d).ell
         merged.evaluations += len(members)
         return -dell * (1.0 if log else tm) >= FRAME_FAST
 
     def refresh(members, y):
-        c, ell, u, rr = unpack(y)
-        ch, e, uh = frame_directions(c, ell, u)
+        st = FrameState.of(y, n, d)
+        fd = frame_directions(st.c, st.ell, st.u)
+        ch, e, uh, rr = fd.centre, fd.scale, fd.deviations, st.rad
         live = merged.mass[members] > 0
         eps = frame_epsilon(e, uh, merged.mass[members])
         changed = np.zeros(len(members), dtype=bool)
@@ -288,9 +328,9 @@ def framed(field, bps, theta, rad, beta, times, rtol, atol, rec, merge, log, met
     atols[d] /= np.sqrt(dim)
     with np.errstate(all="ignore"):
         sol = integrate(rhs, times, y0, (beta, merged.mass, np.arange(M)), rtol=rtols,
-                        atol=atols, breakpoints=bps, project=project, record=record,
+                        atol=atols, breakpoints=bps, project=project,
+                        record=in_blocks(record, nd),
                         refresh=refresh if merge else None, stiff=method == "auto")
     if not sol.success:
         raise ArithmeticError(f"simulate: {field.fault or sol.message}")
-    return (int(sol.nsteps.sum()), sol.nfev + merged.evaluations, sol.message,
-            merged.merges, int(sol.stiff_steps.sum()))
+    return _stats(sol, merged)

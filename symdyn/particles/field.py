@@ -18,7 +18,9 @@ Layer 2, particles.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -45,8 +47,9 @@ class Field:
         self.causal = causal        # token k attends to j <= k (attention.py)
         # log clock (symdyn.model.log_clock): the time is tau, rad holds u = log r - tau
         self.log = log
-        (self.laws, self.scheme_bps, self.constant, self.needs_a, self.needs_norm,
-         self.tau) = _facts(s, log)
+        facts = _facts(s, log)
+        self.laws, self.scheme_bps, self.constant = facts.laws, facts.breakpoints, facts.constant
+        self.needs_a, self.needs_norm, self.tau = facts.needs_a, facts.needs_norm, facts.tau
         # the run's phases (None: the scheme's own)
         self.bps = (self.scheme_bps if breakpoints is None
                     else np.asarray(breakpoints, dtype=float))
@@ -100,8 +103,9 @@ class Field:
         # limited explicit steps near a cluster (4.7x more evaluations, Post-LN).
         theta = theta / row_norms(theta)[..., None]
         law = self.law_of_phase[phase]
-        A, a_k, norm, hot, hot_fault = self._attend(theta, rad, beta, tm, phase, draw, mass,
-                                                    normalizers)
+        # the temperature law: the attention (and a, |A| in the laws) at beta tau(t)
+        hot, hot_fault = (beta, None) if self.tau is None else self._hot(tm, beta)
+        A, a_k, norm = self._attend(theta, rad, hot, phase, draw, mass, normalizers)
         rho = self._laws(A, tm, rad, a_k, norm, beta, law, hot, hot_fault, theta)
         if mass is not None:                # merged tokens (mass 0) stand still
             rho = self._freeze(A, rho, mass)
@@ -144,7 +148,7 @@ class Field:
         identity weights, attention of the directions (not ``"none"``), no mask."""
         return self.w.identity and not self.raw and not self.causal
 
-    def frame(self, tm, c, ell, u, rad, beta, phase, mass=None):
+    def frame(self, tm, c, ell, u, rad, beta, phase, mass=None, out=None) -> np.ndarray:
         """The field in the frame of the configuration (:mod:`symdyn.particles.continuous`):
         ``theta_k = c + e^ell u_k``, ``c`` the centre (m, d), ``ell`` (m,) the
         log of the deviations' scale, ``u`` (m, n, d) the scaled deviations.
@@ -155,17 +159,23 @@ class Field:
         and :math:`P_{\\theta_k} A_k = \\sum_j w_{kj} (D_{jk} + \\tfrac12 |D_{jk}|^2
         \\theta_k)`, so the velocities keep their relative precision however
         close the tokens are (a Gram matrix of the directions would resolve
-        ``|D|`` only to ~1e-8, ``epsilon`` to ~1e-16). Returns ``(dc, dell, du,
-        rho, speed)``: the centre moves with the tangential mean velocity
-        ``V``, :math:`\\dot c = P_c V`; the scale with the deviations' mean rate,
+        ``|D|`` only to ~1e-8, ``epsilon`` to ~1e-16). Writes the rates into
+        ``out`` (m, d + 1 + n d + n; None: only the speeds are wanted), laid
+        out as the frame state (:class:`FrameState`: ``dc``, ``dell``, ``du``,
+        ``rho``), and returns the speeds :math:`|\\dot\\theta_k| e^{-\\ell}` (m, n). The
+        centre moves with the tangential mean velocity ``V``, :math:`\\dot c = P_c V`; the
+        scale with the deviations' mean rate,
         :math:`\\dot\\ell = \\sum_k m_k \\langle u_k, w_k\\rangle / \\sum_k m_k |u_k|^2`
         (``w_k = (v_k - P_c V) e^{-ell}``), and :math:`\\dot u_k = w_k - \\dot\\ell\\, u_k`
         (so :math:`\\sum_k m_k |u_k|^2` is conserved), ``u`` in the last term read
         on its manifold (tangential mean 0, unit directions: off it, the
-        modes constant in ``theta`` stand still in ``u``); ``speed`` (m, n) is
-        :math:`|\\dot\\theta_k| e^{-\\ell}`."""
+        modes constant in ``theta`` stand still in ``u``)."""
         m, n, d = u.shape
-        ch, e, uh, along, uu = _directions(c, ell, u)
+        # frame_directions, without its record (once an evaluation)
+        ch, e = _centre(c), np.exp(ell)
+        along = (u @ ch[:, :, None])[..., 0]
+        uu = einsum("mnd,mnd->mn", u, u)
+        uh = _deviations(u, ch, e, along, uu)
         hot, hot_fault = (beta, None) if self.tau is None else self._hot(tm, beta)
         cen = uh - _ones_row(n) @ uh / n                # differences stay, magnitudes O(1)
         sq = einsum("mnd,mnd->mn", cen, cen)
@@ -239,31 +249,37 @@ class Field:
             du[frozen] = 0.0
         if mass is not None:
             np.copyto(du, 0.0, where=(mass == 0)[..., None])
-        return e[:, None] * V, dell, du, rho, speed
+        if out is None:
+            return speed
+        np.multiply(e[:, None], V, out=out[:, :d])
+        out[:, d] = dell
+        out[:, d + 1:d + 1 + n * d] = du.reshape(m, n * d)
+        out[:, d + 1 + n * d:] = rho
+        return speed
 
-    def frame_grouped(self, tm, c, ell, u, rad, beta, phase, mass=None):
+    def frame_grouped(self, tm, c, ell, u, rad, beta, phase, mass=None,
+                      out=None) -> np.ndarray:
         """:meth:`frame` of members in several phases."""
         if len(phase) == 1 or (phase == phase[0]).all():
-            return self.frame(tm, c, ell, u, rad, beta, int(phase[0]), mass)
-        out = [np.empty_like(c), np.empty_like(ell), np.empty_like(u), np.empty_like(rad),
-               np.empty_like(rad)]
+            return self.frame(tm, c, ell, u, rad, beta, int(phase[0]), mass, out)
+        speed = np.empty_like(rad)
         for p in np.unique(phase):
             sel = phase == p
-            parts = self.frame(tm[sel], c[sel], ell[sel], u[sel], rad[sel], beta[sel], int(p),
-                               None if mass is None else mass[sel])
-            for o, part in zip(out, parts, strict=True):
-                o[sel] = part
-        return tuple(out)
+            part = None if out is None else np.empty((int(sel.sum()), out.shape[1]),
+                                                     dtype=out.dtype)
+            speed[sel] = self.frame(tm[sel], c[sel], ell[sel], u[sel], rad[sel], beta[sel],
+                                    int(p), None if mass is None else mass[sel], part)
+            if out is not None:
+                out[sel] = part
+        return speed
 
-    def _attend(self, theta, rad, beta, tm, phase, draw, mass, normalizers=None):
+    def _attend(self, theta, rad, hot, phase, draw, mass, normalizers=None):
         """``P_theta A`` (in a reused buffer), and ``a``, ``|A|`` where a law reads
-        them (else None), at ``beta tau(t)``; with ``(beta tau, why it failed)``."""
+        them (else None), at the inverse temperature ``hot`` (``beta tau(t)``)."""
         m, n, d = theta.shape
         qkv, ident = of_weights(self.w, self.draw_of_phase[phase] if draw is None else draw)
         Y = theta * rad[..., None] if self.raw else theta
         out, work, tmp = self._workspace(m, n, d)
-        # the temperature law: the attention (and a, |A| in the laws) at beta tau(t)
-        hot, hot_fault = (beta, None) if self.tau is None else self._hot(tm, beta)
         a_k = norm = None
         if ident:
             # A = A_off + own * theta_k: P_theta A = A_off - <A_off, theta> theta
@@ -287,7 +303,7 @@ class Field:
                 norm = row_norms(A)
         np.multiply(theta, along[..., None], out=tmp)
         A -= tmp
-        return A, a_k, norm, hot, hot_fault
+        return A, a_k, norm
 
     def _suspect(self, s, rad, constant) -> bool:
         """Might a token be refused? Two reductions (a NaN fails them too); the
@@ -362,11 +378,55 @@ class Field:
         return dtheta, drho
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Facts:
+    """What a field of a scheme needs: the compiled laws ``(speed, radial)``
+    per phase, their breakpoints, each phase's speed when it is a positive
+    number (else None), whether the laws read ``a`` and ``|A|``, and the
+    temperature law :math:`\\tau(t)` (None when it is 1)."""
+    laws: Any
+    breakpoints: np.ndarray
+    constant: list
+    needs_a: bool
+    needs_norm: bool
+    tau: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameState:
+    """Views of the rows of a frame state ``y`` (m, d + 1 + n d + n;
+    :mod:`symdyn.particles.continuous`), or of its rates (:meth:`Field.frame`):
+    the centre ``c`` (m, d), the log scale ``ell`` (m,), the scaled
+    deviations ``u`` (m, n, d) and the norms ``rad`` (m, n) (the log clock:
+    ``log r - tau``)."""
+    c: np.ndarray
+    ell: np.ndarray
+    u: np.ndarray
+    rad: np.ndarray
+
+    @classmethod
+    def of(cls, y: np.ndarray, n: int, d: int) -> FrameState:
+        nd = n * d
+        return cls(c=y[:, :d], ell=y[:, d], u=y[:, d + 1:d + 1 + nd].reshape(-1, n, d),
+                   rad=y[:, d + 1 + nd:])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameDirections:
+    """Unit directions in the frame (:func:`frame_directions`): the centre
+    normalized :math:`\\hat c` (m, d), the scale :math:`e^\\ell` (m,), the
+    scaled deviations :math:`\\hat u_k` (m, n, d); and of the given ``u``,
+    :math:`\\langle\\hat c, u_k\\rangle` and :math:`|u_k|^2` (m, n)."""
+    centre: np.ndarray
+    scale: np.ndarray
+    deviations: np.ndarray
+    along: np.ndarray
+    squares: np.ndarray
+
+
 @lru_cache(maxsize=64)
-def _facts(s, log):
-    """What a field of ``s`` needs, once per scheme: the compiled laws per phase,
-    their breakpoints, each phase's speed when it is a positive number (else
-    None), whether the laws read ``a`` and ``|A|``, and the temperature law."""
+def _facts(s, log) -> Facts:
+    """What a field of ``s`` needs (:class:`Facts`), once per scheme."""
     if log:
         laws, bps, constant = log_clock.numeric(s), log_clock.breakpoints(s), None
     else:
@@ -374,8 +434,8 @@ def _facts(s, log):
         constant = [float(e) if e.is_number and e.is_positive and e.is_finite else None
                     for e in phase_branches(s.speed, s.breakpoints)]
     used = s.speed.free_symbols | s.radial.free_symbols
-    return (laws, bps, constant or [None] * len(laws), a in used, A_norm in used,
-            _temperature(s, log))
+    return Facts(laws=laws, breakpoints=bps, constant=constant or [None] * len(laws),
+                 needs_a=a in used, needs_norm=A_norm in used, tau=_temperature(s, log))
 
 
 _TINY = np.finfo(float).tiny
@@ -392,22 +452,29 @@ def _ones_row(n):
     return out
 
 
-def frame_directions(c, ell, u):
-    """``(c_hat, e, u_hat)``: the centre normalized, ``e = e^ell`` and the
-    scaled deviations of the unit directions,
+def frame_directions(c, ell, u) -> FrameDirections:
+    """The unit directions of the frame state ``(c, ell, u)``: the centre
+    normalized :math:`\\hat c`, ``e = e^ell`` and the scaled deviations,
     :math:`\\hat\\theta_k = (\\hat c + e u_k)/\\sqrt{1 + q_k} = \\hat c + e \\hat u_k`
     with :math:`q_k = e (2\\langle\\hat c, u_k\\rangle + e|u_k|^2)`:
     :math:`\\hat u_k = (1 + g) u_k + (g/e) \\hat c`, ``g = 1/sqrt(1 + q) - 1 =
-    -q / (sqrt(1 + q) (1 + sqrt(1 + q)))`` (no cancellation at any scale)."""
-    return _directions(c, ell, u)[:3]
-
-
-def _directions(c, ell, u):
-    """:func:`frame_directions` and ``<c_hat, u_k>``, ``|u_k|^2`` (m, n)."""
-    ch = c / np.sqrt(einsum("md,md->m", c, c))[:, None]
-    e = np.exp(ell)
+    -q / (sqrt(1 + q) (1 + sqrt(1 + q)))`` (no cancellation at any scale); with
+    :math:`\\langle\\hat c, u_k\\rangle` and :math:`|u_k|^2` (:class:`FrameDirections`)."""
+    ch, e = _centre(c), np.exp(ell)
     along = (u @ ch[:, :, None])[..., 0]
     uu = einsum("mnd,mnd->mn", u, u)
+    return FrameDirections(centre=ch, scale=e, deviations=_deviations(u, ch, e, along, uu),
+                           along=along, squares=uu)
+
+
+def _centre(c):
+    """The centre normalized, :math:`\\hat c = c/|c|` (m, d)."""
+    return c / np.sqrt(einsum("md,md->m", c, c))[:, None]
+
+
+def _deviations(u, ch, e, along, uu):
+    """:math:`\\hat u_k` of :func:`frame_directions` from ``u``, :math:`\\hat c`,
+    ``e``, :math:`\\langle\\hat c, u_k\\rangle` and :math:`|u_k|^2`."""
     qt = e[:, None] * uu
     qt += 2 * along
     root = np.sqrt(1 + e[:, None] * qt)
@@ -415,7 +482,7 @@ def _directions(c, ell, u):
     qt /= den
     uh = u * (1 - e[:, None] * qt)[..., None]
     uh -= qt[..., None] * ch[:, None, :]
-    return ch, e, uh, along, uu
+    return uh
 
 
 def frame_epsilon(e, uh, weight):

@@ -26,6 +26,7 @@ from ..model.scheme import unit
 from .attention import attention as _attention
 from .attention import of_weights
 from .field import Field
+from .result import RunStats
 
 
 class Attend:
@@ -84,7 +85,8 @@ class _FieldAt:
                      phase, draw=self.k)
 
 
-def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise=None):
+def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False,
+           noise=None) -> RunStats:
     """Run the layers; ``noise`` (:class:`~symdyn.particles.noise.Noise`) kicks the
     directions after each layer's rule (the noisy Euler-Maruyama layers)."""
     M, n, d = theta.shape
@@ -127,4 +129,4 @@ def layers(s, w, attention, theta, rad, beta, times, h, rec, causal=False, noise
                 x = noise.kick(x, on_sphere)
             elif attend.holds(x):         # the next layer's A would overwrite it
                 x = x.copy()
-    return total, total, f"{total} layers of step {h:g}"
+    return RunStats(steps=total, nfev=total, message=f"{total} layers of step {h:g}")

@@ -39,12 +39,15 @@ Layer 2, particles.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.checks import finite_array, output_times, shown
+from ..base.checks import BadInput, finite_array, output_times, shown
 from ..base.provenance import Provenance
 from ..model.baseline import NONE, resolve
 from ..model.law_limits import check_speed
@@ -56,6 +59,7 @@ from ..model.symbols import n as n_sym
 from . import noise
 from .arguments import (
     TOLERANCES,
+    Options,
     batch_shape,
     check_underflow,
     checked_tokens,
@@ -64,7 +68,7 @@ from .arguments import (
 )
 from .continuous import continuous
 from .layers import layers as run_layers
-from .result import Recorder, Simulation, check_outputs, resolution
+from .result import SAVES, Recorder, Simulation, check_outputs, resolution
 from .weights import Weights, as_weights, identity
 
 __all__ = ["NONE", "SIMULATE_OPTIONS", "TOLERANCES", "Simulation", "layer_times",
@@ -121,7 +125,7 @@ def layer_times(t, step, flops=0.0):
 #: the options of :func:`simulate` (a scheme's parameters go in ``params=``)
 SIMULATE_OPTIONS = ("scheme", "X0", "beta", "t", "weights", "attention", "step", "rtol", "atol",
                     "save_x", "cluster_threshold", "merge", "clock", "dtype", "method", "params",
-                    "mask", "kappa", "seed")
+                    "mask", "kappa", "seed", "save")
 
 def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              weights: Weights | tuple | None = None, attention: str = "softmax",
@@ -130,7 +134,8 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
              save_x: bool = False, cluster_threshold: float = 0.999,
              merge: float | None = None, clock: str = "t", dtype=np.float64,
              method: str = "auto", params: dict | None = None, mask: str = "full",
-             kappa: float | None = None, seed: int | None = None, **legacy) -> Simulation:
+             kappa: float | None = None, seed: int | None = None,
+             save: str | Callable | list | tuple | None = None, **legacy) -> Simulation:
     """Simulate the n-particle system of a scheme (or ``"none"``).
 
     Parameters
@@ -160,7 +165,20 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
         relative precision down to 1e-280; otherwise it is resolved down to
         ``Simulation.floor`` (1e-14 at the defaults) and flagged below.
     save_x : bool
-        Also return the tokens at the output times.
+        Also return the tokens at the output times (adds ``"tokens"`` to ``save``).
+    save : None, str, callable, or a list or tuple of them
+        What each output records. ``None`` (default): every observable
+        (``gamma``, ``epsilon``, ``min_cosine``, ``linked``, ``clusters``,
+        ``labels``, ``r``, ``speed``, ``energy`` and ``"bounds"``: ``bound``,
+        ``spread``, ``offset``, ``floor``). Otherwise the names of those
+        recorded, ``"tokens"`` for ``X`` (``save="tokens"``: the tokens
+        only, the cheapest record), and at most one function ``f(t, X)`` of
+        the output times ``t`` (m,) and the tokens ``X`` (m, n, d) (with
+        ``clock="log"`` their directions, as ``Simulation.X``) of m
+        (member, output) rows, returning an array of m rows: its values land
+        in ``Simulation.values``, batch + (K, ...). What is not recorded is
+        absent: reading it raises an error naming ``save=``. The integration
+        is the same whatever is recorded.
     cluster_threshold : float
         Cosine in ``[0, 1]`` at or above which two tokens are linked in ``clusters``.
     merge : float, optional
@@ -244,9 +262,9 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     if isinstance(s, Scheme):
         s = s.bind(**run_parameters(s, params, legacy, "simulate", SIMULATE_OPTIONS))
     opt = options(s, attention, step, dtype, rtol, atol, cluster_threshold, merge, clock,
-                   method, save_x, mask, kappa, seed)
+                  method, save_x, mask, kappa, seed, save)
     if opt.kappa is not None and opt.seed is None:      # recorded, so the run can be rerun
-        opt = opt._replace(seed=np.random.SeedSequence().entropy)
+        opt = dataclasses.replace(opt, seed=np.random.SeedSequence().entropy)
     X, (M, n, d) = batch_shape(X0)
     b = _beta(beta, M)
     w = None if weights is None else as_weights(weights, d)
@@ -260,58 +278,79 @@ def simulate(scheme: SchemeLike, X0: ArrayLike, beta: ArrayLike, t: ArrayLike,
     span = (w is None or w.identity) and d > n and opt.kappa is None
     heads = 1 if w is None else w.Q.shape[1]
     full = 0 if w is None or w.identity else 1.5 * d        # projections Q, K, V
-    check_outputs(t, M, n, d, save_x)
+    tokens = "tokens" in opt.save
+    check_outputs(t, M, n, d, opt.save)
     times = layer_times(t, opt.step, flops=4 * M * heads * n * d * (n + full))
-    workspace(M, n, d, len(times), span, opt.step, save_x)
+    workspace(M, n, d, len(times), span, opt.step, tokens)
     _check_law(s, times, n, b, opt.step, clock)
-    theta, rad, w, basis = _start(s, *checked_tokens(X, (M, n, d)), w, span, heads,
-                                  opt.dtype)
-    rec = Recorder(M, n, theta.shape[-1], len(times), opt.threshold, save_x)
+    st = _start(s, *checked_tokens(X, (M, n, d)), w, span, heads, opt.dtype)
+    theta, rad = st.theta, st.rad
+    rec = Recorder(M, n, theta.shape[-1], len(times), opt.threshold, opt.save, opt.fn,
+                   st.basis, log_norms=clock == "log")
     rec.resolution = resolution(theta.shape[-1], opt.dtype,
                                 *((opt.rtol, opt.atol) if opt.step is None else ()))
     if opt.step is None:
-        steps, nfev, msg, merged, stiff_steps = continuous(
-            s, w, attention, theta, rad, b, times, opt.rtol, opt.atol, rec, opt.merge,
-            clock == "log", method, opt.causal)
+        run = continuous(s, st.weights, attention, theta, rad, b, times, opt.rtol, opt.atol,
+                         rec, opt.merge, clock == "log", method, opt.causal)
     else:
         kicks = (None if opt.kappa is None
                  else noise.Noise(opt.kappa, opt.seed, opt.step, theta.shape, theta.dtype))
-        steps, nfev, msg = run_layers(s, w, attention, theta, rad, b, times, opt.step, rec,
-                                      opt.causal, kicks)
-        merged = stiff_steps = 0
+        run = run_layers(s, st.weights, attention, theta, rad, b, times, opt.step, rec,
+                         opt.causal, kicks)
     check_underflow(s, rec, times, clock)
-    if np.isnan(rec.gamma).any():      # never return a time that was not computed
-        raise ArithmeticError(f"simulate: no result at t = {times[np.isnan(rec.gamma).any(0)]}")
-    if basis is not None and save_x:
-        rec.X = rec.X @ np.swapaxes(basis, -1, -2)[:, None]
+    missing = np.isnan(rec.r).any(axis=(0, 1))
+    if missing.any():                  # never return a time that was not computed
+        raise ArithmeticError(f"simulate: no result at t = {times[missing]}")
+    if st.basis is not None and tokens:
+        rec.X = rec.X @ np.swapaxes(st.basis, -1, -2)[:, None]
 
     def out(x):
-        return x[0] if X.ndim == 2 else x
-    return Simulation(times, out(rec.gamma), out(rec.epsilon), out(rec.min_cos),
-                      out(rec.clusters), out(rec.linked),
-                      out(rec.r), out(rec.speed), None if rec.X is None else out(rec.X),
-                      opt.threshold, steps, nfev, msg, merged, clock, stiff_steps,
-                      {k: out(v) for k, v in rec.bound.items()}, out(rec.spread),
-                      out(rec.offset), labels=out(rec.labels), energy=out(rec.energy),
-                      floor=out(rec.floor),
-                      provenance=_provenance(s, laws, X, b, attention, mask, opt, weights, {
-                          "rtol": rtol, "atol": atol, "save_x": save_x, "clock": clock,
-                          "cluster_threshold": cluster_threshold, "merge": merge,
-                          "dtype": np.dtype(dtype).name, "method": method}),
-                      x0=np.array(X0))
+        return None if x is None else x[0] if X.ndim == 2 else x
+    return Simulation(
+        t=times, gamma=out(rec.gamma), epsilon=out(rec.epsilon), min_cosine=out(rec.min_cos),
+        clusters=out(rec.clusters), linked=out(rec.linked),
+        r=out(rec.r) if "r" in opt.save else None,
+        speed=out(rec.speed), X=out(rec.X), cluster_threshold=opt.threshold,
+        steps=run.steps, nfev=run.nfev, message=run.message, merged=run.merged, clock=clock,
+        stiff_steps=run.stiff_steps,
+        bound=None if rec.bound is None else {k: out(v) for k, v in rec.bound.items()},
+        spread=out(rec.spread), offset=out(rec.offset), labels=out(rec.labels),
+        energy=out(rec.energy), floor=out(rec.floor),
+        recorded=tuple(k for k in SAVES if k in opt.save), values=out(rec.values),
+        provenance=_provenance(s, laws, X, b, attention, mask, opt, weights, w, {
+            "rtol": rtol, "atol": atol, "save_x": save_x, "clock": clock,
+            "cluster_threshold": cluster_threshold, "merge": merge,
+            "dtype": np.dtype(dtype).name, "method": method,
+            **_saved(save, opt)}),
+        x0=np.array(X0))
 
 
-def rerun_simulation(sim: Simulation, t=None, scheme=None, weights=None) -> Simulation:
+def rerun_simulation(sim: Simulation, t=None, scheme=None, weights=None,
+                     save: Callable | None = None) -> Simulation:
     """The run that made ``sim`` again, from its provenance and start ``x0``
     (``sd.rerun``), at its output times or at ``t`` (the steps do not depend
-    on them: the same trajectory, read elsewhere). ``scheme``, ``weights``:
-    what a registry name cannot rebuild (a custom scheme, weight arrays)."""
+    on them: the same trajectory, read elsewhere). ``scheme``, ``weights``,
+    ``save``: what a registry name cannot rebuild (a custom scheme, weight
+    arrays, the function whose values the run saved). The start and the
+    weight arrays must be the run's (:meth:`Provenance.check_arrays`: their
+    SHA-256 digests), else a ValueError names the argument that differs."""
     p = sim.provenance
     opts = dict(p.options)
     opts["dtype"] = np.dtype(opts.get("dtype", "float64")).type
     if p.weights == "given" and weights is None:
-        raise ValueError("weights: the run was given weight arrays; pass weights=")
+        raise BadInput("weights: the run was given weight arrays; pass weights=")
     w = weights if weights is not None else p.weights
+    given = None if w is None or isinstance(w, str) else as_weights(w, sim.x0.shape[-1])
+    p.check_arrays(_arrays(sim.x0, given))
+    function = opts.pop("save_function", None)
+    if function is not None and save is None:
+        raise BadInput(f"save: the run saved the values of the function {shown(function)}, "
+                       f"which a rerun cannot rebuild; pass save= (that function)")
+    if save is not None:
+        if function is None or not callable(save):
+            raise BadInput("save: a rerun takes a function only where the run saved one's "
+                           "values")
+        opts["save"] = [*(opts.get("save") or ()), save]
     s, free = from_record(p.scheme, p.params, scheme, p.laws)
     return simulate(s, sim.x0, beta=np.asarray(p.beta, dtype=float),
                     t=sim.t if t is None else t, weights=None if w == "identity" else w,
@@ -319,18 +358,43 @@ def rerun_simulation(sim: Simulation, t=None, scheme=None, weights=None) -> Simu
                     seed=p.noise_seed, params=free or None, **opts)
 
 
-def _provenance(s, laws, X, b, attention, mask, opt, weights, given):
+def _saved(save: object, opt: Options) -> dict:
+    """The record's options for ``save=``: None (every observable), or the
+    names recorded, and the name of the function whose values were saved."""
+    if save is None:
+        return {"save": None}
+    names = [k for k in SAVES if k in opt.save]
+    fn = opt.fn
+    return {"save": names, **({} if fn is None else {
+        "save_function": getattr(fn, "__qualname__", None) or repr(fn)})}
+
+
+def _arrays(X0: ArrayLike, weights: Weights | None) -> dict:
+    """The arrays a run was given, by the name its provenance records:
+    ``X0``, and ``weights.Q``, ``.K``, ``.V`` where the weights were arrays
+    (None: a name or identity weights)."""
+    given = {"X0": np.asarray(X0)}
+    mats = None if weights is None or weights.identity else weights
+    for name in ("Q", "K", "V"):
+        given[f"weights.{name}"] = None if mats is None else getattr(mats, name)
+    return given
+
+
+def _provenance(s, laws, X, b, attention, mask, opt, weights, w, given):
     """What made the run (the scheme by name with its parameters, or its
-    ``laws``; the noise's seed)."""
+    ``laws``; the noise's seed; the digests of ``X`` and of the weight
+    arrays ``w``, checked, where they were given as arrays)."""
     if weights is None or isinstance(weights, str):
-        w = weights or "identity"
+        name, mats = weights or "identity", None
     else:
-        w = "identity" if getattr(weights, "identity", False) else "given"
-    return Provenance.of("simulate", dict(getattr(s, "params", ())), given,
+        name = "identity" if getattr(weights, "identity", False) else "given"
+        mats = None if name == "identity" else w
+    arrays = {k: v for k, v in _arrays(X, mats).items() if v is not None}
+    return Provenance.of("simulate", dict(getattr(s, "params", ())), given, arrays,
                          scheme=getattr(s, "name", str(s)), n=X.shape[-2], d=X.shape[-1],
                          beta=b[0] if np.all(b == b[0]) else b, attention=attention,
                          mask=mask.lower(), kappa=opt.kappa, noise_seed=opt.seed,
-                         step=opt.step, weights=w, laws=laws)
+                         step=opt.step, weights=name, laws=laws)
 
 
 def _beta(beta, M):
@@ -343,7 +407,18 @@ def _beta(beta, M):
                          f"got {shown(beta)}") from None
 
 
-def _start(s, X, norms, w, span, heads, dtype):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Start:
+    """A run at t = 0: directions ``theta`` (M, n, d'), norms ``rad`` (M, n),
+    ``weights`` in the run's precision, and the ``basis`` (M, d, n) of the
+    span coordinates (d' = n) or None (d' = d)."""
+    theta: np.ndarray
+    rad: np.ndarray
+    weights: Weights
+    basis: np.ndarray | None
+
+
+def _start(s, X, norms, w, span, heads, dtype) -> Start:
     """Directions, norms and weights at t = 0 in the run's precision; with
     identity weights and d > n, in orthonormal coordinates of the tokens' span
     (``basis`` (M, d, n), else None)."""
@@ -356,7 +431,8 @@ def _start(s, X, norms, w, span, heads, dtype):
         w = _identity(theta.shape[-1], heads, dtype)
     elif w is None:
         w = _identity(theta.shape[-1], 1, dtype)
-    return theta.astype(dtype, copy=False), rad.astype(dtype, copy=False), w.astype(dtype), basis
+    return Start(theta=theta.astype(dtype, copy=False), rad=rad.astype(dtype, copy=False),
+                 weights=w.astype(dtype), basis=basis)
 
 
 @lru_cache(maxsize=256)

@@ -10,7 +10,7 @@ Layer 2, particles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
@@ -19,11 +19,13 @@ from ..base.checks import integer, memory, number, real_array, rng
 
 @dataclass(frozen=True)
 class Weights:
-    """``Q, K, V`` of shape ``(L, heads, d, d)``."""
+    """``Q, K, V`` of shape ``(L, heads, d, d)`` (the three matrices by
+    position, as a ``(Q, K, V)`` tuple reads; the flag by keyword)."""
 
     Q: np.ndarray
     K: np.ndarray
     V: np.ndarray
+    _: KW_ONLY
     identity: bool = False
     _scores: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -43,7 +45,8 @@ class Weights:
         """The same weights in ``dtype`` (itself when they already are)."""
         if self.Q.dtype == dtype:
             return self
-        return Weights(*(m.astype(dtype) for m in (self.Q, self.K, self.V)), self.identity)
+        return Weights(*(m.astype(dtype) for m in (self.Q, self.K, self.V)),
+                       identity=self.identity)
 
     def scores(self, k: int):
         """``(Q^T K, V)`` of draw ``k``: the score matrices

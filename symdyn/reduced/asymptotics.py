@@ -63,7 +63,7 @@ LAWS = ("super-exponential", "exponential", "stretched-exponential", "polynomial
         "slower-than-polynomial", "no-collapse")
 
 #: The answer when the asymptotic comparison cannot be decided (see ``Terminal.reason``).
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Terminal:
     """The terminal law of ``1 - gamma(t)`` near the cluster.
 
@@ -289,7 +289,8 @@ def _law(lam, radius, steps):
     eps = _epsilon(law, Lam, closed, growth, exponent, lam, steps)
     gamma_dot = -sp.diff(eps, t)
     gamma_dot = steps.run(sp.simplify, gamma_dot) or gamma_dot
-    return Terminal(law, eps, gamma_dot, lam, radius, exponent, reason, growth, Lam)
+    return Terminal(law=law, epsilon=eps, gamma_dot=gamma_dot, rate=lam, radius=radius,
+                    exponent=exponent, reason=reason, growth=growth, Lambda=Lam)
 
 
 def _epsilon(law, Lam, closed, growth, exponent, lam, steps):

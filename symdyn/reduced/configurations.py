@@ -116,7 +116,7 @@ class Configuration:
             return _reduce(self, s, attention, beta)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ConfigurationReduction:
     """:math:`\\dot y = f(t, y)` for the variables ``y`` of a configuration.
 
@@ -241,7 +241,8 @@ def _reduce(config: Configuration, s: Scheme, attention: str, beta) -> Configura
     if config.name == "clusters":      # n is the sum of the masses
         total = sp.Add(*(size for _, size in config.size))
         rates = [e.subs(n, total) for e in rates]
-    return ConfigurationReduction(config, s, attention, tuple(variables), tuple(rates), beta)
+    return ConfigurationReduction(configuration=config, scheme=s, attention=attention,
+                                  variables=tuple(variables), rates=tuple(rates), beta=beta)
 
 
 def _size(x, name, low):

@@ -35,6 +35,7 @@ from ..base.checks import check_attention
 from ..model.display import formula_table, formula_text, latex
 from ..model.expressions import value
 from ..model.guards import LIMITS, ExprLike, in_domain, substitute
+from ..model.powers import split_power
 from ..model.registry import SchemeLike
 from ..model.registry import scheme as get_scheme
 from ..model.scheme import Scheme
@@ -42,7 +43,7 @@ from ..model.symbols import ALL_SYMBOLS, A_norm, a, gamma, n
 from ..model.symbols import beta as BETA
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reduction:
     """The closed ODE of an equiangular configuration.
 
@@ -183,12 +184,14 @@ def tidy(expr: sp.Expr) -> sp.Expr:
 
 
 def tidy_factors(expr: sp.Expr) -> sp.Expr:
-    """:func:`tidy` applied to each factor (and square-root base) of a product."""
+    """:func:`tidy` applied to each factor (and square-root base) of a product;
+    a power of a product is split first (:func:`~symdyn.model.powers.split_power`)."""
     def one(f):
         if f.is_Pow:
             return tidy(f.base) ** f.exp
         return tidy(f) if f.atoms(sp.exp) else f
-    return sp.Mul(*(one(f) for f in sp.Mul.make_args(expr)))
+    return sp.Mul(*(one(g) for f in sp.Mul.make_args(expr)
+                    for g in sp.Mul.make_args(split_power(f))))
 
 
 def combine(x: dict, y: dict, cx=1, cy=1) -> dict:
@@ -245,11 +248,11 @@ def _reduce(s: Scheme, attention: str, beta: sp.Expr) -> Reduction:
     numer, denom = sp.fraction(sp.factor(sp.cancel(gamma_dot)))
     gamma_dot = sp.factor(numer) / tidy_factors(denom)
     one = law["1"]
-    return Reduction(s, attention, gamma_dot, one.r_dot, one.a, one.A_norm,
-                     one.token_speed, beta)
+    return Reduction(scheme=s, attention=attention, gamma_dot=gamma_dot, r_dot=one.r_dot,
+                     a=one.a, A_norm=one.A_norm, token_speed=one.token_speed, beta=beta)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TokenLaw:
     """The field at a token of a point class of a :class:`Frame`:
     :math:`\\dot\\theta_k` (per class sum), :math:`a_k`, :math:`|A_k|`,
@@ -278,8 +281,8 @@ def token_law(frame: Frame, k: str, s: Scheme, attention: str, beta) -> TokenLaw
     tangent = combine(W, theta, 1, -w_theta)       # Z * P A_k
     velocity = {c: v / (Z * speed) for c, v in tangent.items()}
     tangent_norm = sp.sqrt(sp.factor(sp.expand(frame.dot(tangent, tangent))))
-    return TokenLaw(velocity, a_k, norm_k, s.radial.subs(values),
-                    tangent_norm / (Z * speed))
+    return TokenLaw(velocity=velocity, a=a_k, A_norm=norm_k, r_dot=s.radial.subs(values),
+                    token_speed=tangent_norm / (Z * speed))
 
 
 def one_layer_cosine(attention: str = "softmax", beta: ExprLike = BETA) -> sp.Expr:

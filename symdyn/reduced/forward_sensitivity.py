@@ -48,7 +48,7 @@ from .compile import StableSystem, epsilon, in_gamma, stabilize, stable_system
 STANDARD = ("beta", "n", "gamma0", "r0")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Sensitivity:
     """The forward sensitivity system of a scheme's reduced ODE.
 
@@ -143,7 +143,7 @@ def _sensitivity(s: Scheme, attention: str, wrt: tuple) -> Sensitivity:
                                         epsilon * sp.diff(fr, epsilon), sp.diff(fr, r)))
     forcing = tuple((stabilize(sp.diff(fu, symbol[q])), stabilize(sp.diff(fr, symbol[q])))
                     if q in symbol else (sp.Integer(0), sp.Integer(0)) for q in wrt)
-    return Sensitivity(system, wrt, jac, forcing)
+    return Sensitivity(system=system, wrt=wrt, jacobian=jac, forcing=forcing)
 
 
 @lru_cache(maxsize=128)

@@ -174,7 +174,7 @@ def equal_at_samples(a, b) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LeadingOrder:
     """``coefficient * var**exponent``: the leading behaviour of an expression."""
 
@@ -230,7 +230,7 @@ def _leading_order(expr, var):
         raise ValueError(f"expr: {clipped(expr)} is not real as {var} -> oo (its leading "
                          f"term: ({clipped(c)})*{var}**({p})); a leading order c*{var}**p "
                          f"needs a real expression and a real c")
-    return LeadingOrder(c, p, var)
+    return LeadingOrder(coefficient=c, exponent=p, var=var)
 
 
 def _not_real(c) -> bool:

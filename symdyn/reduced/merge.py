@@ -30,6 +30,8 @@ Layer 2, reduced.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import sympy as sp
 
@@ -76,14 +78,26 @@ def _integrand(s, attention):
     return sp.sin(theta) / rate.subs(rho, sp.cos(theta))
 
 
-def _numbers(beta, theta0, n_value, m_value, level):
+@dataclass(frozen=True, slots=True)
+class _Numbers:
+    """The checked numbers of a merge: ``beta``, ``theta0``, the masses ``n``
+    and ``m``, the ``level``."""
+
+    beta: float
+    theta0: float
+    n: float
+    m: float
+    level: float
+
+
+def _numbers(beta, theta0, n_value, m_value, level) -> _Numbers:
     b = number(beta, "beta", 0)
     th0 = number(theta0, "theta0", 0, np.pi, low_open=True, high_open=True)
     nn = number(n_value, "n", 2)
     mm = nn / 2 if m_value is None else number(m_value, "m", 0, nn, low_open=True,
                                                  high_open=True)
     lv = number(level, "level", -1, 1, high_open=True)
-    return b, th0, nn, mm, lv
+    return _Numbers(beta=b, theta0=th0, n=nn, m=mm, level=lv)
 
 
 def merge_time(scheme: SchemeLike, beta: float, theta0: float, n: float, m: float | None = None,
@@ -107,7 +121,8 @@ def merge_time(scheme: SchemeLike, beta: float, theta0: float, n: float, m: floa
     from scipy.integrate import quad, solve_ivp
     s = get_scheme(scheme)
     check_attention(attention)
-    b, th0, nn, mm, lv = _numbers(beta, theta0, n, m, level)
+    num = _numbers(beta, theta0, n, m, level)
+    b, th0, nn, mm, lv = num.beta, num.theta0, num.n, num.m, num.level
     thc = float(np.arccos(lv))
     if th0 <= thc:
         return 0.0

@@ -13,7 +13,7 @@ import mpmath
 import numpy as np
 
 from ..model.guards import law_text
-from ..ode.extrapolation import integrate_mp
+from ..ode.extrapolation import OutsideDomain, integrate_mp
 from .solve_checks import law_fault
 from .variational import rates
 
@@ -52,10 +52,10 @@ def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, 
     cluster = eps0 == 0
     fixed = cluster or (form == "gamma" and eps0 + nk * g0 <= 0)   # equilibria
     u0 = zero if cluster else mpmath.log(eps0)
-    # The extrapolation holds each component to 10^-(dps+3) relative to
-    # max(1, |y|): u is integrated as u / scale, its scale where |u| < 1 (u0, or
-    # 1/(n-1): gamma grows from that scale at gamma0 = 0), so that a gamma of
-    # 1e-300 keeps dps digits.
+    # The extrapolation holds u to 10^-(dps+3) relative to max(1, |u|) and r
+    # relative to r: u is integrated as u / scale, its scale where |u| < 1 (u0,
+    # or 1/(n-1): gamma grows from that scale at gamma0 = 0), so that a gamma
+    # of 1e-300 keeps dps digits.
     scale = min(one, max(abs(u0), 1 / (nk - 1))) or one
 
     def rhs(tt, y, phase):
@@ -70,7 +70,8 @@ def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, 
         except ZeroDivisionError:   # A_norm/alpha at alpha = 0: +inf, velocity 0
             speed = mpmath.inf
         if speed is None:
-            raise _mp_radial_fault(system, phases[phase][1], tt, eps, gam, y[1], values, dps)
+            raise OutsideDomain(_mp_radial_fault(system, phases[phase][1], tt, eps, gam, y[1],
+                                                 values, dps))
         if not speed > 0:
             raise law_fault(system, "speed" if speed is not None else "radial",
                              float(y[1] if speed is None else speed), float(tt),
@@ -87,7 +88,9 @@ def _solve_mp_member(system, times, values, gamma0, r0, sens, dps, res, derivs, 
     if sens is not None:
         y0 += [v for pair in sens.initial(mpmath.mpf(1) if cluster else eps0) for v in pair]
     try:
-        states = integrate_mp(rhs, times, y0, dps, bps)
+        # r keeps its sign: held to dps digits relative, however small it gets
+        floors = [1, 0] + [1] * (len(y0) - 2)
+        states = integrate_mp(rhs, times, y0, dps, bps, floors=floors)
     except ArithmeticError as exc:
         raise ArithmeticError(f"solve: {exc}") from None
     for k, y in enumerate(states):
@@ -110,8 +113,8 @@ def _mp_radial_fault(system, f_r, tt, eps, gam, r, values, dps):
 
     A radial law that can drive ``r`` through 0 (``d log r/dt = rho/r``
     unbounded as ``r -> 0+``, such as ``-1``) is at fault. One that cannot
-    (``-2 r``: ``d log r/dt = -2``) was followed below what ``dps`` digits
-    resolve: steps hold ``r`` to an absolute ``10^-(dps+3)`` while ``r < 1``.
+    (``-2 r``: ``d log r/dt = -2``) lost ``r > 0`` in the extrapolation itself
+    (a trial step below 0 however small the step): too few digits.
     """
     s, nk, bk = system.scheme, float(values[0]), float(values[1])
     tiny = mpmath.mpf(10) ** (-2 * dps - 40)
@@ -125,7 +128,6 @@ def _mp_radial_fault(system, f_r, tt, eps, gam, r, values, dps):
         return law_fault(system, "radial", float(r), float(tt), nk, bk)
     return ValueError(f"radial: r underflowed the dps = {dps} extrapolation at t = "
                       f"{float(tt):.6g} (n = {nk:g}, beta = {bk:g}): the radial law dr/dt = "
-                      f"{law_text(s.radial, 50)} of {s.name} keeps r > 0, but r fell too "
-                      f"close to 0 for {dps} digits (steps hold r to 1e-{dps + 3} absolute, "
-                      f"not relative) and a trial step took it to {float(r):.3g}; use a "
-                      f"larger dps or an earlier t")
+                      f"{law_text(s.radial, 50)} of {s.name} keeps r > 0, but trial steps "
+                      f"took r to {float(r):.3g} however small they were; use a larger dps "
+                      f"or an earlier t")

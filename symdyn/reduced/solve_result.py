@@ -25,7 +25,7 @@ def provenance(s, n, beta, attention, options) -> Provenance:
                          beta=one(beta), attention=attention, laws=laws_of(s))
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, kw_only=True)
 class Trajectory(Archived):
     """The solution of the reduced ODE; batch axes first, time last.
 

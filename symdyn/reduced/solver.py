@@ -28,7 +28,7 @@ Layer 2, reduced.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -180,9 +180,9 @@ def solve(scheme, n, beta, gamma0, r0=1.0, t=(0.0, 1.0), attention="softmax", *,
                                                "dense_output": dense_output})
     if dps is not None:
         res, derivs = solve_multiprecision(system, times, n, beta, gamma0, r0, params, sens, dps)
-        return Trajectory(times, res["gamma"], res["epsilon"], res["log_epsilon"],
-                          res["gamma_dot"], res["r"], n, beta, gamma0, r0, 0,
-                          f"mpmath extrapolation at {dps} digits", params, derivs, made)
+        return Trajectory(t=times, **res, n=n, beta=beta, gamma0=gamma0, r0=r0, nfev=0,
+                          message=f"mpmath extrapolation at {dps} digits", params=params,
+                          sensitivities=derivs, provenance=made)
     tr = _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol,
                       dense_output)
     check_r_underflow(system, tr)
@@ -245,14 +245,26 @@ def _solve_float(system, times, n, beta, gamma0, r0, params, sens, rtol, atol, d
         part = _solve_group(system, times, nn[sel], bb[sel], g0[sel], rr[sel],
                             [v[sel] for v in pp], sens, rtol, atol, dense_output, form)
         for k in names:
-            out[k][sel] = part[0][k]
+            out[k][sel] = part.values[k]
         for q in () if sens is None else sens.wrt:
-            derivs[q][sel] = part[1][q]
-        nfev += part[2]
-        message = message or part[3]
-    shaped = [out[k].reshape(shape + (K,)) for k in names]
+            derivs[q][sel] = part.derivs[q]
+        nfev += part.nfev
+        message = message or part.message
+    shaped = {k: out[k].reshape(shape + (K,)) for k in names}
     derivs = None if sens is None else {q: d.reshape(shape + (K,)) for q, d in derivs.items()}
-    return Trajectory(times, *shaped, n, beta, gamma0, r0, nfev, message, params, derivs)
+    return Trajectory(t=times, **shaped, n=n, beta=beta, gamma0=gamma0, r0=r0, nfev=nfev,
+                      message=message, params=params, sensitivities=derivs)
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """One compiled form's part of a batch: the output arrays by name, the
+    sensitivities (or None), the evaluations and the solver's message."""
+
+    values: dict
+    derivs: dict | None
+    nfev: int
+    message: str
 
 
 def _solve_group(system, times, nn, bb, g0, rr, pp, sens, rtol, atol, dense_output, form):
@@ -289,7 +301,7 @@ def _solve_group(system, times, nn, bb, g0, rr, pp, sens, rtol, atol, dense_outp
     derivs = None if sens is None else {
         q: np.where(at_cluster[:, None], 0.0, -eps * sol.y[:, :, 2 + 2 * j])
         for j, q in enumerate(sens.wrt)}
-    return values, derivs, sol.nfev, sol.message
+    return _Group(values=values, derivs=derivs, nfev=sol.nfev, message=sol.message)
 
 
 #: from this n on, a failed float solve names n and dps= (time scales that shrink with n)
@@ -341,6 +353,6 @@ def solve_one(system, times, y0, args, rtol, atol, field, dense_output="order7")
                 dense_output=dense_output)
     except GiveUp:
         return None
-    return BatchSolution(states[None], nfev + 2, np.array([nsteps]), True,  # + h0
-                         "integration successful")
+    return BatchSolution(y=states[None], nfev=nfev + 2, nsteps=np.array([nsteps]),  # + h0
+                         success=True, message="integration successful")
 

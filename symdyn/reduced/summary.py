@@ -27,7 +27,7 @@ from .initial import LeadingOrder, initial_token_speed, initial_velocity, leadin
 FORMATS = ("text", "latex", "json")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Derivation:
     """The derived formulas of one scheme (orthogonal start: gamma0 = 0, r0 = 1)."""
 
@@ -183,8 +183,11 @@ def derive_scheme(s: Scheme, attention: str) -> Derivation:
               for f in (initial_velocity, initial_token_speed))
     term = _attempt(terminal, s, attention)
     if isinstance(term, str):
-        term = Terminal("undecided", None, None, None, None, None, reason=term)
-    return Derivation(s, red, v0, _order(v0), w0, _order(w0), term)
+        term = Terminal(law="undecided", epsilon=None, gamma_dot=None, rate=None, radius=None,
+                        exponent=None, reason=term)
+    return Derivation(scheme=s, reduction=red, initial_velocity=v0,
+                      initial_velocity_order=_order(v0), initial_token_speed=w0,
+                      initial_token_speed_order=_order(w0), terminal=term)
 
 
 def _attempt(f, *args, **kwargs):

@@ -51,7 +51,7 @@ OBSERVABLES = {"gamma": "absolute", "epsilon": "relative", "gamma_dot": "relativ
 SAME_TIME = 1e-12
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, kw_only=True)
 class Comparison:
     """What :func:`compare` found: ``t`` the common output times (K,);
     ``differences[name]`` the batch + (..., K) array of ``b - a``
@@ -194,8 +194,9 @@ def compare(a, b) -> Comparison:
     if not differences:
         raise ValueError(f"a, b: no observable in common to compare (compared: "
                          f"{', '.join(OBSERVABLES)})")
-    return Comparison(t, differences, {k: OBSERVABLES[k] for k in differences}, worst,
-                      tuple(skipped), (repr(a), repr(b)))
+    return Comparison(t=t, differences=differences,
+                      kinds={k: OBSERVABLES[k] for k in differences}, worst=worst,
+                      skipped=tuple(skipped), names=(repr(a), repr(b)))
 
 
 def _exact(result, name, values):

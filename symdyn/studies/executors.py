@@ -6,12 +6,12 @@ once per task, as results arrive (in any order). Nothing else differs between
 them, so a sweep is the same code on a laptop and on a cluster.
 
 * :class:`Serial` runs the tasks here, in order (debugging, tests).
-* :class:`Local` runs them on a pool of local processes (the platform's
-  default start method: where it is ``spawn`` or ``forkserver``, a script
-  needs the usual ``if __name__ == "__main__":`` guard). A worker that dies
-  breaks the pool;
-  the pool is then rebuilt and only the unfinished tasks are submitted again
-  (at most ``restarts`` times). Workers ignore Ctrl-C (the parent handles
+* :class:`Local` runs them on a pool of local processes, started by
+  :func:`start_method` (``spawn`` unless the caller chose another method
+  with ``multiprocessing.set_start_method``: a script needs the usual
+  ``if __name__ == "__main__":`` guard). A worker that dies breaks the
+  pool; the pool is then rebuilt and only the unfinished tasks are submitted
+  again (at most ``restarts`` times). Workers ignore Ctrl-C (the parent handles
   it and stops them) and die with their parent, so a killed sweep leaves no
   orphaned processes.
 * :class:`Dask` submits them to a ``dask.distributed`` cluster. The scheduler
@@ -102,6 +102,22 @@ def workers_count(workers):
     return cores if workers is None else workers
 
 
+def start_method() -> multiprocessing.context.BaseContext:
+    """The context local workers start in: the one the caller chose with
+    ``multiprocessing.set_start_method``, else the platform's default, except
+    that ``fork`` becomes ``spawn``. A forked worker inherits every lock the
+    parent's threads held at the fork (a library's, BLAS's, an import lock)
+    and may wait on one for ever; a spawned one starts a fresh interpreter,
+    as on macOS and Windows, and imports symdyn afresh (a second or two of
+    CPU per worker and sweep). (Not ``forkserver``: its workers are the
+    server's children, so they could not die with the sweep's process.)"""
+    chosen = multiprocessing.get_start_method(allow_none=True)
+    if chosen is None:
+        default = multiprocessing.get_all_start_methods()[0]
+        chosen = "spawn" if default == "fork" else default
+    return multiprocessing.get_context(chosen)
+
+
 class Local:
     """A pool of ``workers`` local processes (default: all cores), each with
     ``cores // workers`` BLAS threads (at least one)."""
@@ -112,7 +128,7 @@ class Local:
 
     def _pool(self):
         threads = max(1, (os.cpu_count() or 1) // self.workers)
-        return cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(),
+        return cf.ProcessPoolExecutor(self.workers, mp_context=start_method(),
                                       initializer=_worker_init, initargs=(threads,))
 
     def run(self, fn, tasks, on_result):

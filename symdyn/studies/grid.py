@@ -52,8 +52,7 @@ ROW_BYTES = {kind: 8 * (2 * (2 + len(COLUMNS[kind])) + 3 * len(AXES[kind])) for 
 #: Bytes per grid point, about (its dict, its task, its part of the table).
 POINT_BYTES = 1000
 #: The most grid points of one sweep: the grid is built and checked point by
-#: point (about 30 us each) before any work, and each point is a task or a
-#: part of one.
+#: point in Python before any work, and each point is a task or a part of one.
 MAX_POINTS = 1_000_000
 
 

@@ -110,10 +110,8 @@ def same_laws(a: Scheme, b: Scheme) -> bool:
     ...                                                       params={"a0": 1.0}))
     False
     """
-    def laws(s):
-        return s.speed, s.radial, s.sphere_until, s.temperature, s.layer
-
-    return laws(a) == laws(b)
+    names = ("speed", "radial", "sphere_until", "temperature", "layer")
+    return all(getattr(a, k) == getattr(b, k) for k in names)
 
 
 def bounds_of(s: Scheme, bounds, depth):
@@ -143,7 +141,7 @@ def bounds_of(s: Scheme, bounds, depth):
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Design:
     """The outcome of :func:`design`.
 
@@ -276,14 +274,16 @@ def design(family: SchemeLike, objective: str = "target", *, depth: float, n: fl
     model, goal, optimize = _problem(objective, s, names, L, (n, beta, gamma0, attention),
                                      target, times, layers)
     try:
-        p, ok, msg, value = optimize(model, goal, p0, box)
+        found = optimize(model, goal, p0, box)
     except LawFails as exc:      # SLSQP or least_squares stepped onto an invalid law
-        p, ok, msg, value = stopped(objective, model, goal, exc, L)
-    params = dict(zip(names, map(float, p), strict=True))
+        found = stopped(objective, model, goal, exc, L)
+    params = dict(zip(names, map(float, found.p), strict=True))
     tr = solve(s, n=n, beta=beta, gamma0=gamma0, t=np.linspace(0, L, 201),
                attention=attention, params=params)
     result = {} if not check else _check(s, params, L, n, beta, gamma0, attention, tr, d, seed)
-    return Design(s, params, objective, value, tr, ok, msg, model.nfev, result)
+    return Design(scheme=s, params=params, objective=objective, value=found.value,
+                  trajectory=tr, success=found.success, message=found.message,
+                  nfev=model.nfev, check=result)
 
 
 def _problem(objective, s, names, L, fixed, target, times, layers):

@@ -11,6 +11,8 @@ Layer 3, studies.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..reduced.solver import solve
@@ -20,6 +22,17 @@ TARGET_TOL = 1e-12
 # The solver's tolerance inside the optimizer (tighter than solve's default, so
 # that the gradients are exact to about 1e-10 and the polish converges).
 RTOL = 1e-12
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an optimizer found: the parameters ``p``, whether it succeeded,
+    its message, and the objective's ``value`` there."""
+
+    p: np.ndarray
+    success: bool
+    message: str
+    value: float
 
 
 class LawFails(ValueError):
@@ -50,7 +63,7 @@ class Model:
         return self.memo[key]
 
 
-def stopped(objective, model, goal, exc, L):
+def stopped(objective, model, goal, exc, L) -> Outcome:
     """The outcome when the optimizer stepped where the family's law fails on
     ``[0, L]``: the last parameters where it held, with ``success`` False and
     the reason (the defaults failing already is the caller's error: raised)."""
@@ -65,12 +78,13 @@ def stopped(objective, model, goal, exc, L):
     else:
         value = float(np.sqrt(np.mean((gam - goal) ** 2)))
     why = str(exc) if len(str(exc)) <= 150 else str(exc)[:147] + "..."
-    return p, False, (f"the search stepped where the law fails on [0, {L:g}] ({why}); "
-                      f"these are the last parameters where it held (bounds= can keep the "
-                      f"search on valid laws)"), value
+    return Outcome(p=p, success=False, value=value,
+                   message=(f"the search stepped where the law fails on [0, {L:g}] ({why}); "
+                            f"these are the last parameters where it held (bounds= can keep "
+                            f"the search on valid laws)"))
 
 
-def reach(model, g, p0, box):
+def reach(model, g, p0, box) -> Outcome:
     """min |p - p0|^2 s.t. gamma(L) = g, then minimal-norm Newton steps."""
     from scipy.optimize import minimize
 
@@ -111,13 +125,13 @@ def reach(model, g, p0, box):
         slow = slow + 1 if abs(r_new) > abs(r) / 2 else 0
         p, r = q, r_new
     ok = bool(abs(r) < 1e-10)
-    return p, ok, ("gamma(L) reaches the target" if ok else
-                   f"gamma(L) - target = {r:.3g}: the target looks out of reach of this "
-                   f"family (the steps toward it stall at the bounds or where the law "
-                   f"fails on [0, L])"), float(r)
+    return Outcome(p=p, success=ok, value=float(r), message=(
+        "gamma(L) reaches the target" if ok else
+        f"gamma(L) - target = {r:.3g}: the target looks out of reach of this family (the "
+        f"steps toward it stall at the bounds or where the law fails on [0, L])"))
 
 
-def balance(model, g, p0, box):
+def balance(model, g, p0, box) -> Outcome:
     """max z s.t. per-layer progress >= z and gamma(L) <= g (SLSQP on (p, z))."""
     from scipy.optimize import minimize
 
@@ -143,13 +157,14 @@ def balance(model, g, p0, box):
     gam, _ = model(p)
     z = float(np.min(np.diff(gam) / dt))
     ok = bool(res.success and gam[-1] <= g + 1e-9)
-    return p, ok, str(res.message), z
+    return Outcome(p=p, success=ok, message=str(res.message), value=z)
 
 
-def fit_profile(model, goal, p0, box):
+def fit_profile(model, goal, p0, box) -> Outcome:
+    """min the RMS of gamma - goal at the model's times (least squares)."""
     from scipy.optimize import least_squares
 
     res = least_squares(lambda p: model(p)[0] - goal, p0, jac=lambda p: model(p)[1],
                         bounds=tuple(np.array(box).T), xtol=1e-15, ftol=1e-15, gtol=1e-15)
     rms = float(np.sqrt(np.mean(res.fun ** 2)))
-    return res.x, bool(res.status > 0), str(res.message), rms
+    return Outcome(p=res.x, success=bool(res.status > 0), message=str(res.message), value=rms)

@@ -58,7 +58,7 @@ def equiangular_time(scheme, n, beta, level=LEVEL, gamma0=0.0, t_max=1e6):
     return np.asarray(crossing_time(scheme, level, n=n, beta=beta, gamma0=gamma0, t_max=t_max))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhaseDiagram:
     """One scheme's diagram; ``linked[i, j, k]``: ``d[i]``, ``beta[j]``, ``t[k]``."""
 
@@ -100,8 +100,9 @@ def diagrams(table, n=32, level=LEVEL, schemes=None) -> dict[str, PhaseDiagram]:
             dist.append(float(np.mean(np.abs(np.log10(trans[i][both] / T[both]))))
                         if both.any() else np.inf)
             miss.append(int(np.sum(inside != window)))
-        out[scheme] = PhaseDiagram(scheme, n, ds, betas, t, linked, T, trans,
-                                   np.array(dist), np.array(miss), level)
+        out[scheme] = PhaseDiagram(scheme=scheme, n=n, d=ds, beta=betas, t=t, linked=linked,
+                                   prediction=T, transition=trans, distance=np.array(dist),
+                                   mismatched=np.array(miss), level=level)
     return out
 
 

@@ -17,7 +17,11 @@ model), the residuals and their root mean square (log space for the laws),
 and ``success``: the solver converged and every standard error is finite. A
 covariance that is not finite (a constant the data do not fix, such as the
 reduced ODE's ``beta`` on a trace that barely moves) is a ``RuntimeWarning``
-naming the constants, and ``success`` is False.
+naming the constants, and ``success`` is False. ``failed`` is True, and
+``failure`` says why, when ``success`` is False or a standard error is at
+least its constant's magnitude (:math:`\\sigma_c \\ge |c|`: the data do not
+fix the constant's sign, e.g. a reduced-ODE ``beta = 0.75 ± 92``); the repr
+and ``str`` say so.
 
 >>> import symdyn as sd
 >>> l = np.arange(8); fit = sd.trained.fits.exponential(1 - 0.9 * np.exp(-0.5 * l))
@@ -39,13 +43,26 @@ from ..base.checks import integer
 from ..base.provenance import Provenance
 from ..reduced.solver import solve
 
+#: law -> its equation and what each constant means (the repr shows them).
+LAWS = {
+    "exponential": ("log(1 - gamma_l) = a - k l",
+                    {"a": "log(1 - gamma) at l = 0", "k": "decay rate per layer"}),
+    "power": ("log(1 - gamma_l) = a - p log l",
+              {"a": "log(1 - gamma) at l = 1", "p": "decay exponent"}),
+    "linear norm": ("|x|_l = r0 + s l", {"r0": "norm at l = 0", "s": "growth per layer"}),
+    "reduced ODE": ("gamma_l = gamma(tau l) of the reduced ODE",
+                    {"beta": "effective inverse temperature", "tau": "ODE time per layer"}),
+}
 
-@dataclass(repr=False)
+
+@dataclass(repr=False, kw_only=True)
 class Fit(Archived):
     """Fitted constants ``values`` (standard errors ``errors``) of ``law`` over
     ``layers``; ``data`` the values fitted, ``provenance`` the fit's function
     and options (``sd.rerun`` fits ``data`` again); ``success``: the solver
-    converged and every standard error is finite."""
+    converged and every standard error is finite; ``failed``: not
+    ``success``, or some standard error >= its constant's magnitude
+    (``failure`` says which). The constants' meanings: :data:`LAWS`."""
 
     law: str
     names: tuple
@@ -56,6 +73,8 @@ class Fit(Archived):
     data: np.ndarray | None = None
     provenance: Provenance | None = None
     success: bool = True
+    failed: bool = False
+    failure: str = ""
 
     DIMS = {"values": ("constant",), "errors": ("constant",), "residuals": ("fitted",),
             "layers": ("fitted",), "data": ("layer",)}
@@ -64,19 +83,65 @@ class Fit(Archived):
     def rms(self) -> float:
         return float(np.sqrt(np.mean(self.residuals ** 2)))
 
+    @property
+    def equation(self) -> str:
+        """The law's equation in its constants (``log(1 - gamma_l) = a - k l``)."""
+        return LAWS.get(self.law.split(" (")[0], ("", {}))[0]
+
+    def meaning(self, name: str) -> str:
+        """What the constant ``name`` is (``k``: ``decay rate per layer``)."""
+        return LAWS.get(self.law.split(" (")[0], ("", {}))[1].get(name, "")
+
+    def _constants(self, meanings: bool) -> str:
+        return ", ".join(
+            f"{n}{f' ({self.meaning(n)})' if meanings and self.meaning(n) else ''} = "
+            f"{v:.4g} ± {e:.2g}"
+            for n, v, e in zip(self.names, self.values, self.errors, strict=True))
+
+    def _flag(self) -> str:
+        return f" FAILED: {self.failure}" if self.failed else ""
+
     def __str__(self):
-        c = ", ".join(f"{n} = {v:.4g} ± {e:.2g}" for n, v, e in
-                      zip(self.names, self.values, self.errors, strict=True))
-        return f"{self.law}: {c}; rms residual {self.rms:.3g} over layers " \
-               f"{self.layers[0]}..{self.layers[-1]}{'' if self.success else ' (success False)'}"
+        return f"{self.law}: {self._constants(False)}; rms residual {self.rms:.3g} over layers " \
+               f"{self.layers[0]}..{self.layers[-1]}{'' if self.success else ' (success False)'}" \
+               f"{';' + self._flag() if self.failed else ''}"
+
+    def __repr__(self):
+        return (f"<Fit {self.law}: {self.equation}, layers {self.layers[0]}..{self.layers[-1]}: "
+                f"{self._constants(True)}; rms residual {self.rms:.3g};"
+                f"{self._flag() or ' failed = False'}>")
+
+
+def failure_of(fit: Fit) -> str:
+    """Why ``fit`` fails (``""`` if it does not): the solver did not converge, a
+    covariance that is not finite or singular, a constant that is not finite,
+    or a standard error at least its constant's magnitude."""
+    why = []
+    loose = [n for n, e in zip(fit.names, fit.errors, strict=True) if not np.isfinite(e)]
+    if loose:
+        why.append(f"the covariance is singular (the standard error of {', '.join(loose)} "
+                   f"is not finite)")
+    for n, v, e in zip(fit.names, fit.values, fit.errors, strict=True):
+        if not np.isfinite(v):
+            why.append(f"{n} is {v}")
+        elif n in loose:
+            continue
+        elif e >= abs(v):
+            why.append(f"the standard error of {n} ({e:.2g}) is at least its value ({v:.4g})")
+    if not fit.success and not why:
+        why.append("the solver did not converge")
+    return "; ".join(why)
 
 
 def _made(fit: Fit, function: str, data, converged: bool = True, **options) -> Fit:
-    """``fit`` with the data it fitted, what made it (the function, its options)
-    and ``success``; a ``RuntimeWarning`` when a standard error is not finite."""
+    """``fit`` with the data it fitted, what made it (the function, its options),
+    ``success`` and ``failed``; a ``RuntimeWarning`` when a standard error is
+    not finite."""
     fit.data = np.array(data, dtype=float)
     bad = [n for n, e in zip(fit.names, fit.errors, strict=True) if not np.isfinite(e)]
     fit.success = bool(converged and not bad and np.all(np.isfinite(fit.values)))
+    fit.failure = failure_of(fit)
+    fit.failed = bool(fit.failure)
     if bad:
         warnings.warn(f"{fit.law}: the covariance is not finite (the standard error of "
                       f"{', '.join(bad)} is {fit.errors[fit.names.index(bad[0])]}): the data "
@@ -96,7 +161,7 @@ def _linear(law, names, X, y, layers):
         err = np.full(len(names), np.inf)
     else:
         err = np.sqrt(np.diag((res @ res / dof) * np.linalg.inv(XX)))
-    return Fit(law, names, coef, err, res, layers)
+    return Fit(law=law, names=names, values=coef, errors=err, residuals=res, layers=layers)
 
 
 def _select(values, first):
@@ -160,7 +225,8 @@ def reduced_ode(gamma, scheme: str, n: int, first: int = 0, beta0=1.0, tau0=0.3)
         err = np.full(2, np.inf)
     else:
         err = np.sqrt(np.abs(np.diag((res @ res / dof) * np.linalg.inv(JJ))))
-    return _made(Fit(f"reduced ODE ({scheme})", ("beta", "tau"), np.exp(sol.x), err, res, lay),
+    return _made(Fit(law=f"reduced ODE ({scheme})", names=("beta", "tau"), values=np.exp(sol.x),
+                     errors=err, residuals=res, layers=lay),
                  "reduced_ode", gamma, sol.success, first=first, scheme=scheme, n=n,
                  beta0=beta0, tau0=tau0)
 

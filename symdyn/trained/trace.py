@@ -77,7 +77,7 @@ def entropy(p: np.ndarray, skip_first: bool = False) -> np.ndarray:
     return h.mean(-1)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class LayerTrace(Archived):
     """Per-layer statistics of one text (arrays (L+1,)/(L,)/(L, H)) or a batch (leading axis).
 

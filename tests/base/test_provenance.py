@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 
 import symdyn as sd
-from symdyn.base.provenance import Provenance
+from symdyn.base.provenance import HEADER, Provenance
 from symdyn.model.symbols import t as t_sym
 
 
@@ -123,7 +123,7 @@ def test_refusals(tmp_path):
     from scipy.io import netcdf_file
     with netcdf_file(tmp_path / "x.nc", "w") as f:
         f.symdyn_type = "Nothing"
-        f.provenance = Provenance("x").to_json()
+        f.provenance = Provenance(producer="x").to_json()
         f.attributes_json = "{}"
     with pytest.raises(ValueError, match="not a symdyn result"):
         sd.load(tmp_path / "x.nc")
@@ -350,3 +350,43 @@ def test_a_custom_scheme_under_a_builtin_name_is_not_rerun_as_the_builtin(tmp_pa
     with pytest.raises(ValueError, match="laws were not recorded; pass scheme="):
         sd.rerun(swept)
     assert _same_columns(sd.rerun(swept, scheme=[kink]), swept)
+
+
+def _rewritten(src, dst, rename=None, change=None):
+    """``src``'s netCDF copied to ``dst`` with its global attribute ``sha256``
+    renamed to ``rename`` (None: left out, as an older symdyn saved files) and
+    the last value of variable ``change`` negated."""
+    from scipy.io import netcdf_file
+    with netcdf_file(src, mmap=False) as f, netcdf_file(dst, "w", version=2) as g:
+        for key in HEADER:
+            setattr(g, key, getattr(f, key))
+        if rename is not None:
+            setattr(g, rename, f.sha256)
+        for name, size in f.dimensions.items():
+            g.createDimension(name, size)
+        for name, v in f.variables.items():
+            w = g.createVariable(name, v.data.dtype, v.dimensions)
+            w.dtype_name = v.dtype_name
+            data = v.data.copy()
+            if name == change:
+                data.flat[-1] = -data.flat[-1]
+            w[...] = data
+
+
+def test_a_damaged_digest_name_does_not_pass_as_an_older_file(tmp_path):
+    tr = sd.solve("post-ln", n=8, beta=1.0, gamma0=0.0, t=[0.0, 5.0])
+    tr.save(tmp_path / "t.nc")
+    _rewritten(tmp_path / "t.nc", tmp_path / "bad.nc", rename="sha2\x006", change="gamma")
+    with pytest.raises(ValueError, match=r"unknown global attribute 'sha2\\x006'"):
+        sd.load(tmp_path / "bad.nc")
+    # controls: without the digest (an older symdyn's file) it loads with a
+    # warning, changed numbers and all; with it, the changed numbers are refused
+    _rewritten(tmp_path / "t.nc", tmp_path / "old.nc", change="gamma")
+    with pytest.warns(UserWarning, match="no SHA-256 digest"):
+        old = sd.load(tmp_path / "old.nc")
+    assert old.gamma[0] == tr.gamma[0] and old.gamma[-1] == -tr.gamma[-1] != 0
+    _rewritten(tmp_path / "t.nc", tmp_path / "signed.nc", rename="sha256", change="gamma")
+    with pytest.raises(ValueError, match="does not match its SHA-256 digest"):
+        sd.load(tmp_path / "signed.nc")
+    _rewritten(tmp_path / "t.nc", tmp_path / "same.nc", rename="sha256")
+    assert sd.load(tmp_path / "same.nc").gamma.tobytes() == tr.gamma.tobytes()

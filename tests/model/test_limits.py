@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -345,14 +346,24 @@ def test_the_float_fault_names_underflow_not_the_law():
     assert "drives r to -0.03" in str(solve_checks.law_fault(system, "radial", -0.03, 1.0, 8, 1))
 
 
-def test_dps_says_r_fell_below_its_resolution():
-    s = sd.custom_scheme("shrink", speed="1", radial="-2*r")
-    with pytest.raises(ValueError, match=r"^radial: r underflowed the dps = 20 extrapolation "
-                                         r"at t = 2\d\.\d+ .* keeps r > 0"):
-        sd.solve(s, t=[0.0, 30.0], dps=20, **EQUI)
-    tr = sd.solve(s, t=[0.0, 30.0], dps=40, **EQUI)          # control: more digits
-    assert abs(tr.r[-1] / np.exp(-60.0) - 1) < 1e-12
-    # control: a law through zero is still the law's fault with dps
+def _r_error_at_30(dps):
+    s = sd.custom_scheme("shrink", speed="1", radial="-2*r")   # r = exp(-2 t)
+    tr = sd.solve(s, t=[0.0, 30.0], dps=dps, **EQUI)
+    with mpmath.workdps(dps + 10):
+        return abs(tr.r[-1] / mpmath.exp(-60) - 1)
+
+
+def test_dps_holds_a_vanishing_r_to_its_digits(monkeypatch):
+    # r(30) = e^-60 ~ 1e-26, below 10^-dps: held relatively, not absolutely.
+    assert _r_error_at_30(20) < mpmath.mpf(10) ** -18
+    # control: held to an absolute 1e-23, as every component was in symdyn 0.5
+    from symdyn.reduced import solve_mp
+    absolute = solve_mp.integrate_mp
+    monkeypatch.setattr(solve_mp, "integrate_mp", lambda *a, floors=None, **k: absolute(*a, **k))
+    assert _r_error_at_30(20) > mpmath.mpf(10) ** -3
+
+
+def test_dps_blames_a_law_through_zero():
     fall = sd.custom_scheme("fall", speed="1", radial="-1")
     with pytest.raises(ValueError, match=r"radial: the radial law dr/dt = -1 .* at t = 1\b"):
         sd.solve(fall, t=[0.5, 3.0], dps=20, **EQUI)

@@ -36,9 +36,11 @@ def data():
     designed = {"affine": (ng, des), "two-piece": (sd.scheme("ngpt", alpha="1 + t/2"), des)}
     beta = np.linspace(0, 9, 4)
     tt = np.concatenate([[0.0], np.geomspace(0.1, 1e3, 9)])
-    pd_ = {s: PhaseDiagram(s, 16, (8, 64), beta, tt, np.random.default_rng(0).random((2, 4, 10)),
-                           np.full(4, 6.0), np.full((2, 4), 7.0), np.array([0.1, 0.05]),
-                           np.zeros(2, int)) for s in SIX[:2]}
+    pd_ = {s: PhaseDiagram(scheme=s, n=16, d=(8, 64), beta=beta, t=tt,
+                           linked=np.random.default_rng(0).random((2, 4, 10)),
+                           prediction=np.full(4, 6.0), transition=np.full((2, 4), 7.0),
+                           distance=np.array([0.1, 0.05]), mismatched=np.zeros(2, int))
+           for s in SIX[:2]}
     return dict(t=t, f2=f2, f3=f3, f4=f4, f5=f5, sim=sim, builtin=builtin,
                 designed=designed, pd=pd_)
 

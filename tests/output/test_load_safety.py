@@ -66,9 +66,11 @@ def _trace():
     p = Provenance.of("trace", weights="tiny.gguf", options={"skip_first": 0,
                                                                   "random_seed": None})
     rng = np.random.default_rng(0)
-    return LayerTrace("tiny", "post-ln", np.array([5, 7]), rng.random((2, 3)), rng.random((2, 3)),
-                      rng.random((2, 3)), rng.random((2, 2)), rng.random((2, 2)),
-                      rng.random((2, 2)), rng.random((2, 2, 4)), texts=["a b", "c d e"],
+    return LayerTrace(model="tiny", scheme="post-ln", tokens=np.array([5, 7]),
+                      cosine=rng.random((2, 3)), norm=rng.random((2, 3)),
+                      min_cosine=rng.random((2, 3)), attn_cosine=rng.random((2, 2)),
+                      attn_norm=rng.random((2, 2)), attn_min_cosine=rng.random((2, 2)),
+                      entropy=rng.random((2, 2, 4)), texts=["a b", "c d e"],
                       provenance=p, scheme_display="Post-LN")
 
 

@@ -84,3 +84,43 @@ def test_the_section_says_where_measurement_disagrees(tmp_path):
     bad["files"] = good["files"]
     text = M.metastability_section(bad, "figures")
     assert text.count("**disagrees**") == 2 and "**+4.0 off**" in text
+
+
+def fake_runs(offset: float, scheme: str = "post-ln"):
+    """Runs of one scheme whose measured merges sit ``offset`` (in log D) from the
+    prediction, each seed's bracket 0.002 wide, spread 0.01 between seeds."""
+    from symdyn.studies import metastability_schemes as mx
+    merges = []
+    for i, seed in enumerate((0, 1, 2)):
+        pred = mx.predicted_merge(scheme, beta=4.0, n=12, m=5, cos0=-0.8, tau0=2.0)
+        log_T = pred.log_T + offset + 0.01 * (i - 1)
+        merges.append(mx.LastMerge(seed=seed, tau0=2.0, masses=(5, 7), cos0=-0.8,
+                                   log_r0=(0.0, 0.0), tau_lo=np.nan, tau_hi=np.nan,
+                                   log_T_lo=log_T - 0.001, log_T_hi=log_T + 0.001,
+                                   predicted=pred))
+    tau = np.geomspace(1e-2, 25, 50)
+    counts = np.stack([np.where(tau < 2 + s, 12, np.where(tau < 6 + s, 2, 1)) for s in range(3)])
+    return mx.SchemeRuns(scheme=scheme, clock="t", n=12, beta=4.0, d=3, seeds=(0, 1, 2),
+                         tau=tau, counts=counts, plateaus=((0, 2, 4.0), (1, 2, 4.0), (2, 2, 4.0)),
+                         merges=tuple(merges), unmerged=())
+
+
+def test_the_schemes_table_says_where_the_law_fails(tmp_path):
+    good, bad = fake_runs(0.0), fake_runs(0.5, "deepnorm")
+    rows = M.across_schemes([good, bad])
+    text = M.schemes_table(rows)
+    lines = text.splitlines()[2:]
+    assert "| agrees | detected |" in lines[0]
+    assert "**disagrees**" in lines[1]
+    # the control: a 1.25 beta prediction lengthens log T by about (Laplace's
+    # exponent) 0.25 beta (1 - cos theta0) = 1.8, less the log beta of the prefactor
+    shift = rows[0]["control"].log_ratio[0] - rows[0]["summary"].log_ratio[0]
+    assert -1.8 < shift < -1.8 + np.log(1.25) + 0.1
+    paths = M.schemes_figure([good, bad], tmp_path)
+    assert paths[0].name == "metastability_schemes.png" and paths[0].stat().st_size > 10_000
+    result = synthetic(0.0)
+    result["files"] = {**M.figures(result, Path(tmp_path)), "schemes": paths}
+    result["schemes"] = rows
+    section = M.metastability_section(result, "figures")
+    assert "(figures/metastability_schemes.png)" in section
+    assert "**4. Across normalizations**" in section

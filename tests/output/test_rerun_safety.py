@@ -125,8 +125,9 @@ def test_a_trace_s_model_path_comes_from_the_caller(tmp_path):
                                                            "random_seed": None,
                                                            "token_ids": [1, 2, 3]})
     z = np.zeros(3)
-    trace = LayerTrace("evil", "pre-ln", np.array(3), z, z, z, z[:2], z[:2], z[:2],
-                       np.zeros((2, 1)), provenance=p)
+    trace = LayerTrace(model="evil", scheme="pre-ln", tokens=np.array(3), cosine=z, norm=z,
+                       min_cosine=z, attn_cosine=z[:2], attn_norm=z[:2], attn_min_cosine=z[:2],
+                       entropy=np.zeros((2, 1)), provenance=p)
     with hang_guard(evil):
         with pytest.raises(ValueError, match="weights: the trace was made from the model at"):
             sd.rerun(trace)                               # the file's path is not opened

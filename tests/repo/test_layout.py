@@ -275,3 +275,28 @@ def test_control_a_private_name_is_seen(tmp_path):
                  "outputs._edge\nsd.model.registry._built\nsd._repr_html_\nsd.__version__\n")
     assert private_names(f) == ["symdyn.model.scheme._law_of_t", "outputs._edge",
                                 "sd.model.registry._built"]
+
+
+def long_tuples(path: Path) -> list[str]:
+    """``function:line`` of every ``return a, b, c, d, ...`` (a tuple literal of
+    four or more items) in ``path``: such results are named records instead."""
+    found = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [f"{fn.name}:{node.lineno}" for node in ast.walk(fn)
+                      if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple)
+                      and len(node.value.elts) >= 4]
+    return found
+
+
+def test_no_function_returns_a_tuple_of_four_or_more():
+    offenders = {str(f.relative_to(REPO)): long_tuples(f)
+                 for f in sorted((REPO / "symdyn").rglob("*.py"))}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_control_a_long_tuple_return_is_seen(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def a():\n    return 1, 2, 3\n\n"
+                 "def b(x):\n    if x:\n        return 1, 2, 3, 4\n    return (x,) * 4\n")
+    assert long_tuples(f) == ["b:6"]

@@ -210,7 +210,7 @@ def test_ctrl_c_stops_local_workers_without_waiting(tmp_path, monkeypatch):
 
 
 _ORPHAN_SCRIPT = textwrap.dedent("""
-    import os, threading
+    import faulthandler, os, threading
     import symdyn
     import symdyn.studies.sweeps
 
@@ -220,20 +220,23 @@ _ORPHAN_SCRIPT = textwrap.dedent("""
                                     # sleep that ended returned None to the sweep)
 
     if __name__ == "__main__":
+        faulthandler.dump_traceback_later(240)     # where it waits, if it hangs
         symdyn.studies.sweeps.run_task = slow
         symdyn.sweep({"n": 3, "d": 2}, [0.0, 1.0], seeds=2, batch=1, workers=2)
 """)
 
 
-def _line(proc, seconds):
+def _line(proc, seconds, log):
     """The next line of ``proc``'s unbuffered output (nothing read ahead, so the
     wait sees every line); a hang guard of ``seconds`` (it fails, never waits
-    for ever: the workers block until killed)."""
+    for ever: the workers block until killed), showing ``proc``'s stderr
+    (``log``: where the script's traceback dump lands)."""
     import selectors
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ)
         if not sel.select(seconds):
-            raise AssertionError(f"no worker reported within {seconds} s")
+            raise AssertionError(f"no worker reported within {seconds} s; the sweep's "
+                                 f"stderr:\n{log.read_text()}")
     return proc.stdout.readline().decode()
 
 
@@ -249,11 +252,14 @@ def _alive(pid):
 def test_killed_sweep_leaves_no_orphaned_workers(tmp_path):
     script = tmp_path / "sweep_script.py"
     script.write_text(_ORPHAN_SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, bufsize=0)
+    log = tmp_path / "stderr.txt"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                                stderr=err, bufsize=0)
     workers = []
     try:
         for _ in range(50):          # the workers' pids, past anything else on stdout
-            line = _line(proc, 600)
+            line = _line(proc, 300, log)
             assert line, f"the sweep script ended early (exit {proc.poll()})"
             if line.strip().isdigit():
                 workers.append(int(line))
