@@ -76,12 +76,14 @@ PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4
 test: lint
 	$(PYTEST)
 
-# The same suite while busy processes (tests/busy.py), twice as many as the
-# cores, hold every core: a test that asserts how long something took, or that
-# races a worker, fails here. The notebooks' execution is left out (it asserts
-# neither, and docs-check executes every notebook a second time).
+# The same suite while busy processes (tests/busy.py), one per core, hold every
+# core, as another job would: each test runs at about half its idle speed, so a
+# test that asserts how long something took, or that races a worker, fails
+# here. (Two per core pass as well, at three times the idle time: more than
+# CI's budget.) The notebooks' execution is left out (it asserts neither, and
+# docs-check executes every notebook a second time).
 test-loaded: lint
-	$(BIN)/python tests/busy.py --burners $$(( 2 * $$(nproc) )) -- $(PYTEST) \
+	$(BIN)/python tests/busy.py --burners $$(nproc) -- $(PYTEST) \
 	  --deselect tests/repo/test_notebooks.py::test_notebook_runs
 
 # The bit-for-bit promises (a member alone equals the batch; a sweep equals
@@ -90,7 +92,7 @@ test-loaded: lint
 SIMD_OFF := X86_V3 X86_V4 AVX512_ICL AVX512_SPR
 test-simd-off: $(STAMP)
 	@if [ "$$(uname -m)" = x86_64 ]; then \
-	  NPY_DISABLE_CPU_FEATURES="$(SIMD_OFF)" $(BIN)/python -m pytest -q \
+	  NPY_DISABLE_CPU_FEATURES="$(SIMD_OFF)" $(PYTEST) \
 	    tests/base/test_arithmetic.py tests/ode/test_scalar.py tests/reduced/test_solve.py \
 	    tests/ode/test_integrate.py tests/studies/test_sweep.py \
 	    tests/particles/test_particles.py tests/cli/test_cli.py; \
