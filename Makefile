@@ -76,17 +76,18 @@ PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4
 test: lint
 	$(PYTEST)
 
-# The same suite while busy processes (tests/busy.py), one per core, hold every
-# core, on twice as many test workers as cores: each test process shares a core
-# with another and a spinner, so it runs at about a third of its idle speed, and a
+# The same suite on a loaded machine (tests/busy.py): twice as many test
+# workers as cores (at most 8) and busy processes to make three runnable
+# processes per core, so each test runs at about a third of its idle speed and a
 # test that asserts how long something took, or that races a worker, fails here.
-# (The suite gets two thirds of the machine: less wall time than two workers
-# beside two spinners per core, at the same slowdown for each test.) The
-# notebooks' execution is left out (it asserts neither, and docs-check executes
-# every notebook a second time).
+# On 2 cores: 4 workers and 2 busy processes (the suite gets two thirds of the
+# machine: less wall time than 2 workers beside 4 busy processes, at the same
+# slowdown for each test). The notebooks' execution is left out (it asserts
+# neither, and docs-check executes every notebook a second time).
 test-loaded: lint
-	$(BIN)/python tests/busy.py --burners $$(nproc) -- \
-	  $(BIN)/python -m pytest -n $$(( 2 * $$(nproc) )) \
+	n=$$(nproc); w=$$(( 2 * n < 8 ? 2 * n : 8 )); \
+	$(BIN)/python tests/busy.py --burners $$(( 3 * n - w )) -- \
+	  $(BIN)/python -m pytest -n $$w \
 	  --deselect tests/repo/test_notebooks.py::test_notebook_runs
 
 # The bit-for-bit promises (a member alone equals the batch; a sweep equals
