@@ -118,7 +118,7 @@ def merge_time(scheme: SchemeLike, beta: float, theta0: float, n: float, m: floa
     >>> round(merge_time("post-ln", beta=0, theta0=1.0, n=2, level=0.999), 6)
     3.195619
     """
-    from scipy.integrate import quad, solve_ivp
+    from scipy.integrate import quad
     s = get_scheme(scheme)
     check_attention(attention)
     num = _numbers(beta, theta0, n, m, level)
@@ -146,15 +146,25 @@ def merge_time(scheme: SchemeLike, beta: float, theta0: float, n: float, m: floa
     y = np.array([start[v.name] for v in red.variables])
     edges = [0.0, *[x for x in breaks if x < t_max], number(t_max, "t_max", 0, low_open=True)]
 
+    return crossing_in_phases(phases, edges, y, lv, "merge_time")
+
+
+def crossing_in_phases(phases, edges, y, level: float, who: str) -> float:
+    """The first time :math:`y_0` rises through ``level``, integrating phase by
+    phase over ``edges`` (``phases[i]`` on ``[edges[i], edges[i+1]]``, the last
+    phase beyond; DOP853, rtol 1e-12, atol 1e-14); ``inf`` if not reached by
+    ``edges[-1]``. A failed integration raises ``ArithmeticError`` naming ``who``."""
+    from scipy.integrate import solve_ivp
+
     def hit(tt, yy, *_):
-        return yy[0] - lv
+        return yy[0] - level
     hit.terminal, hit.direction = True, 1
     for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
         f = phases[min(i, len(phases) - 1)]
         sol = solve_ivp(lambda tt, yy, f=f: np.asarray(f(tt, *yy), float), (lo, hi), y,
                         method="DOP853", rtol=1e-12, atol=1e-14, events=hit)
         if not sol.success:
-            raise ArithmeticError(f"merge_time: {sol.message}")
+            raise ArithmeticError(f"{who}: {sol.message}")
         if sol.t_events[0].size:
             return float(sol.t_events[0][0])
         y = sol.y[:, -1]

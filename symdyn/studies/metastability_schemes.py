@@ -56,7 +56,7 @@ from ..model.symbols import t as T_SYM
 from ..particles import clusters
 from ..particles.simulation import simulate
 from ..reduced.configurations import configuration, m, r_A, r_B, rho
-from ..reduced.merge import autonomous, merge_time
+from ..reduced.merge import autonomous, crossing_in_phases, merge_time
 from .metastability import uniform_sphere
 
 #: The merge level: the cosine at which the simulator links two tokens.
@@ -111,28 +111,6 @@ def _log_clock(s: Scheme):
     return np.log1p(np.asarray(breaks, dtype=float)), phases
 
 
-def _event(level):
-    def hit(_, y, *args):
-        return y[0] - level
-    hit.terminal, hit.direction = True, 1
-    return hit
-
-
-def _integrate(phases, edges, y, level, name):
-    """Phase by phase over ``edges`` to the event ``y[0] = level``; its time or inf."""
-    from scipy.integrate import solve_ivp
-    for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
-        f = phases[i]
-        sol = solve_ivp(lambda x, yy, f=f: np.asarray(f(x, *yy), float), (lo, hi), y,
-                        method="DOP853", rtol=1e-12, atol=1e-14, events=_event(level))
-        if not sol.success:
-            raise ArithmeticError(f"predicted_merge ({name}): {sol.message}")
-        if sol.t_events[0].size:
-            return float(sol.t_events[0][0])
-        y = sol.y[:, -1]
-    return float("inf")
-
-
 def predicted_merge(scheme: SchemeLike, *, beta: float, n: float, m: float, cos0: float,
                     tau0: float = 0.0, log_r0: tuple[float, float] = (0.0, 0.0),
                     level: float = LEVEL, tau_max: float = 1e4) -> Merge:
@@ -164,7 +142,8 @@ def predicted_merge(scheme: SchemeLike, *, beta: float, n: float, m: float, cos0
         inner = [x for x in breaks if t0 < x < t_end]
         first = int(np.searchsorted(breaks, t0, side="right"))
         ph = [phases[min(first + i, len(phases) - 1)] for i in range(len(inner) + 1)]
-        hit = _integrate(ph, [t0, *inner, t_end], np.array([c0]), lv, s.name)
+        hit = crossing_in_phases(ph, [t0, *inner, t_end], np.array([c0]), lv,
+                                 f"predicted_merge ({s.name})")
         return Merge(tau=float(np.log1p(hit)), log_T=float(np.log(hit - t0))
                      if np.isfinite(hit) else np.inf)
     breaks, phases = _log_clock(s)
@@ -176,7 +155,7 @@ def predicted_merge(scheme: SchemeLike, *, beta: float, n: float, m: float, cos0
         return lambda x, *y: f(x, *y, nn, mm, b)
     ph = [bound(phases[min(first + i, last)]) for i in range(len(inner) + 1)]
     y0 = np.array([c0, log_r0[0] - tau0, log_r0[1] - tau0], float)
-    hit = _integrate(ph, [tau0, *inner, top], y0, lv, s.name)
+    hit = crossing_in_phases(ph, [tau0, *inner, top], y0, lv, f"predicted_merge ({s.name})")
     return Merge(tau=hit, log_T=log_duration(tau0, hit) if np.isfinite(hit) else np.inf)
 
 
