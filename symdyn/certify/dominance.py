@@ -265,6 +265,20 @@ def _meet(x: Interval, y: Interval) -> Interval | None:
     return Interval(lo, hi) if lo <= hi else None
 
 
+def _gamma(c: Interval, e: Interval | None = None) -> Interval:
+    """:math:`\\gamma = 1 - e^{-u}` over :math:`u \\in [c_{lo}, e_{hi}]` (``e = c`` by
+    default), increasing in :math:`u`."""
+    top = c if e is None else e
+    return 1 - Interval(-top.hi, -c.lo).exp()
+
+
+def _piece_end(c: Interval, h: float, u1) -> tuple[bool, Interval]:
+    """Whether the piece from ``c`` of length ``h`` is the last one, and its end:
+    ``u1``, or an exact point at ``c + h``."""
+    last = not (c.hi + h < u1.lower())
+    return last, Interval(u1) if last else Interval(arb((c.hi + h).mid()))
+
+
 def _integrate(cert: Certificate, nb: Interval, bb: Interval, rb0: Interval, u0, u1,
                pieces: int, trapezoid: bool = True) -> Interval | None:
     """:math:`\\int_{u_0}^{u_1} d` over ``pieces`` equal pieces :math:`P = [c, e]`.
@@ -277,9 +291,6 @@ def _integrate(cert: Certificate, nb: Interval, bb: Interval, rb0: Interval, u0,
     hmax = float(((u1 - u0) / pieces).upper())
     pfs, p2fs = (cert.pa, cert.pb), (cert.p2a, cert.p2b)
 
-    def gam(x: Interval) -> Interval:
-        return 1 - Interval(-x.hi, -x.lo).exp()
-
     def d_at(g, qA: Interval, qB: Interval):
         """d at ``gamma`` with :math:`q_A`, :math:`q_B`: :math:`r - r_0 = r_0\\,\\mathrm{expm1}(q)`
         keeps the sign of a factor :math:`[0, \\epsilon]`."""
@@ -290,7 +301,7 @@ def _integrate(cert: Certificate, nb: Interval, bb: Interval, rb0: Interval, u0,
 
     Q = [Interval(0), Interval(0)]               # q_A, q_B at the piece's start
     c = Interval(u0)
-    gc = gam(c)
+    gc = _gamma(c)
     pc = [Interval.of(pf(gc, rb0, nb, bb)) for pf in pfs]
     dc = d_at(gc, Interval(0), Interval(0))
     wc = [Interval.of(wf(gc, rb0, nb, bb)) for wf in (cert.wa, cert.wb)]
@@ -299,9 +310,8 @@ def _integrate(cert: Certificate, nb: Interval, bb: Interval, rb0: Interval, u0,
         count += 1
         if count > MAX_PIECES:
             return None
-        last = not (c.hi + h < u1.lower())
-        e = Interval(u1) if last else Interval(arb((c.hi + h).mid()))
-        gP, ge = 1 - Interval(-e.hi, -c.lo).exp(), gam(e)
+        last, e = _piece_end(c, h, u1)
+        gP, ge = _gamma(c, e), _gamma(e)
         width = e - c
         pP = [Interval.of(pf(gP, rb0, nb, bb)) for pf in pfs]
         steps = [width * x for x in pP]                     # Q + [0, |P|] p(P)
@@ -358,9 +368,8 @@ def _gradient(cert: Certificate, nb: Interval, bb: Interval, rb0: Interval, u0, 
         count += 1
         if count > MAX_PIECES:
             return None
-        last = not (c.hi + h < u1.lower())
-        e = Interval(u1) if last else Interval(arb((c.hi + h).mid()))
-        gP = 1 - Interval(-e.hi, -c.lo).exp()
+        last, e = _piece_end(c, h, u1)
+        gP = _gamma(c, e)
         width = e - c
         steps = [width * Interval.of(pf(gP, rb0, nb, bb)) for pf in (cert.pa, cert.pb)]
         qP = [Q[j].hull(Q[j] + steps[j]) for j in range(2)]
@@ -369,12 +378,11 @@ def _gradient(cert: Certificate, nb: Interval, bb: Interval, rb0: Interval, u0, 
         if not (paces[0].lo > 0 and paces[1].lo > 0):
             return None
         if h > hmax / 256:
-            ge = 1 - Interval(-e.hi, -e.lo).exp()
+            gc, ge = _gamma(c), _gamma(e)
             ends = [[Interval.of(f(g, rb0 * q.exp(), nb, bb)) for g, q in
-                     ((1 - Interval(-c.hi, -c.lo).exp(), Q[j]), (ge, Q[j] + steps[j]))]
+                     ((gc, Q[j]), (ge, Q[j] + steps[j]))]
                     for j, f in enumerate((cert.wa, cert.wb))]
-            pends = [[Interval.of(f(g, rb0, nb, bb)) for g in (1 - Interval(-c.hi, -c.lo).exp(),
-                                                                ge)]
+            pends = [[Interval.of(f(g, rb0, nb, bb)) for g in (gc, ge)]
                      for f in (cert.pa, cert.pb)]
             pP = [Interval.of(f(gP, rb0, nb, bb)) for f in (cert.pa, cert.pb)]
             if not _steady(paces, [x[0] for x in ends], [x[1] for x in ends], pP,
