@@ -41,7 +41,7 @@ from ..model.symbols import n, t
 from ..reduced.configurations import configuration, m, rho
 from ..reduced.merge import LEVEL
 from .arith import Enclosure, ball, exact, working
-from .crossing import _nonnegative, _refine, _settings, quadrature
+from .crossing import _identity, _nonnegative, _refine, _settings, quadrature
 from .forms import _edges
 from .printer import compile_ball
 from .taylor import Uncertified, integrate
@@ -102,15 +102,6 @@ def _over(speed: sp.Expr, numerator: sp.Expr) -> sp.Expr:
     return sp.cancel((1 - rho) * numerator / speed)
 
 
-def _identity(x: object) -> object:
-    return x
-
-
-def _exact(x: sp.Expr) -> arb:
-    q = sp.Rational(x)
-    return arb(int(q.p)) / int(q.q)
-
-
 def _time(phases: tuple, u0: arb, u1: arb, r0: list, theta: list, prec: int) -> tuple:
     """``(T, method)`` from ``u0`` to ``u1`` through the phases."""
     u, t0, radii = u0, arb(0), list(r0)
@@ -125,11 +116,12 @@ def _time(phases: tuple, u0: arb, u1: arb, r0: list, theta: list, prec: int) -> 
                 return f(1 - (-x).exp(), *theta, analytic=analytic)
             return t0 + quadrature(F, u, u1, prec), "Arb acb.integral of (1 - rho)/rho_dot in u"
         if ph.end != sp.oo:
-            y, k, _ = integrate(ph.in_t, _exact(ph.start), _exact(ph.end), [u, *radii], theta,
+            start, end = ball(ph.start, "t_switch"), ball(ph.end, "t_switch")
+            y, k, _ = integrate(ph.in_t, start, end, [u, *radii], theta,
                                 tol=tol, order=order, variable=_identity)
             steps += k
             if y[0].upper() < u1.lower():
-                u, t0, radii = y[0], _exact(ph.end), y[1:]
+                u, t0, radii = y[0], end, y[1:]
                 continue
             if not y[0].lower() > u1.upper():
                 raise Uncertified(f"the level is reached at the switch t = {ph.end} within "
