@@ -28,7 +28,7 @@ from .arith import Enclosure, ball, exact, working
 from .forms import forms
 from .interval import Interval, inflated
 from .printer import NotCertifiable
-from .taylor import Uncertified, integrate
+from .taylor import Uncertified, identity, integrate
 
 
 class Certification:
@@ -457,10 +457,6 @@ def gamma(scheme, t, *, n, beta, gamma0=0, r0=1, prec=128, max_prec=None, rel_wi
     return _refine(compute, "gamma", prec, max_prec, target)
 
 
-def _identity(x):
-    return x
-
-
 def _u_at(prob: Certification, u0: arb, tb: arb, prec: int) -> tuple:
     """``(u(t), method)``: :math:`u = -\\log(1-\\gamma)` at the time ``tb`` by
     the validated Taylor integrator in ``t``, phase by phase."""
@@ -468,18 +464,18 @@ def _u_at(prob: Certification, u0: arb, tb: arb, prec: int) -> tuple:
     order = max(8, prec // 6 + 4)
     tol = 2.0 ** -(prec // 2)
     for ph in prob.phases:
-        a = ranges.exact_ball(ph.start)
+        a = ball(ph.start, "t_switch")
         if not a < tb.upper():
             break
-        if ph.end == sp.oo or tb.upper() < ranges.exact_ball(ph.end):
+        if ph.end == sp.oo or tb.upper() < ball(ph.end, "t_switch"):
             b = tb
-        elif tb.lower() >= ranges.exact_ball(ph.end):
-            b = ranges.exact_ball(ph.end)
+        elif tb.lower() >= ball(ph.end, "t_switch"):
+            b = ball(ph.end, "t_switch")
         else:
             raise Uncertified(f"t = {tb.str(5, radius=True)} holds the switch t = {ph.end}")
         field = ranges.time_field(ph, tuple(prob.scheme.symbols))
         y, k, _ = integrate(field, a, b, [u, r], prob.theta, tol=tol, order=order,
-                            variable=_identity)
+                            variable=identity)
         u, r, steps = y[0], y[1], steps + k
     return u, (f"ODE in t: du/dt = G/(1 - gamma), dr/dt = R, u = -log(1 - gamma); "
                f"validated Taylor series, degree {order}, {steps} steps")

@@ -41,10 +41,10 @@ from ..model.symbols import n, t
 from ..reduced.configurations import configuration, m, rho
 from ..reduced.merge import LEVEL
 from .arith import Enclosure, ball, exact, working
-from .crossing import _identity, _nonnegative, _refine, _settings, quadrature
+from .crossing import _nonnegative, _refine, _settings, quadrature
 from .forms import _edges
 from .printer import compile_ball
-from .taylor import Uncertified, integrate
+from .taylor import Uncertified, identity, integrate
 
 U_ = sp.Dummy("u", real=True)
 
@@ -118,7 +118,7 @@ def _time(phases: tuple, u0: arb, u1: arb, r0: list, theta: list, prec: int) -> 
         if ph.end != sp.oo:
             start, end = ball(ph.start, "t_switch"), ball(ph.end, "t_switch")
             y, k, _ = integrate(ph.in_t, start, end, [u, *radii], theta,
-                                tol=tol, order=order, variable=_identity)
+                                tol=tol, order=order, variable=identity)
             steps += k
             if y[0].upper() < u1.lower():
                 u, t0, radii = y[0], end, y[1:]

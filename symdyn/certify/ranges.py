@@ -47,10 +47,11 @@ from ..base.budget import time_limit
 from ..model.symbols import beta as BETA
 from ..model.symbols import gamma, n, r, t
 from .affine import Affine
+from .arith import ball
 from .forms import Phase, forms
 from .interval import Interval
 from .printer import compile_ball
-from .taylor import Uncertified, gamma_of, integrate
+from .taylor import Uncertified, gamma_of, identity, integrate
 
 U_ = sp.Dummy("u", real=True)
 Q_ = sp.Dummy("q", real=True)
@@ -122,10 +123,6 @@ def variational(scheme: object, attention: str = "softmax") -> tuple[Variational
     return tuple(_variational(ph, tuple(s.symbols)) for ph in forms(s, attention))
 
 
-def _identity(x: object) -> object:
-    return x
-
-
 @dataclass(frozen=True, kw_only=True)
 class Sensitivity:
     """The crossing time ``time`` and its derivatives ``gradient`` (one per
@@ -149,10 +146,10 @@ def sensitivity(phases: tuple, variations: tuple, u0: arb, u1: arb, r0: arb,
     u, rr = u0, r0
     Su, Sr = [arb(0)] * P, [arb(0)] * P
     for ph, var in zip(phases, variations, strict=True):
-        start = _exact(ph.start)
+        start = ball(ph.start, "t_switch")
         if ph.end != sp.oo:
-            y, _, _ = integrate(var.in_t, start, _exact(ph.end), [u, rr, *Su, *Sr], theta,
-                                tol=TOL, order=ORDER, variable=_identity,
+            y, _, _ = integrate(var.in_t, start, ball(ph.end, "t_switch"), [u, rr, *Su, *Sr], theta,
+                                tol=TOL, order=ORDER, variable=identity,
                                 max_steps=MAX_STEPS)
             if y[0].upper() < u1.lower():
                 u, rr, Su, Sr = y[0], y[1], y[2:2 + P], y[2 + P:]
@@ -318,7 +315,7 @@ def affine_gradient(phases: tuple, quads: tuple, u0: arb, u1: arb, r0: arb,
             row = qd.rows(g0, *theta)
             acc = W * row[0]
             dI = [-(row[0] * us[j]) + W * row[1 + j] for j in range(P)]
-            end = None if ph.end == sp.oo else qd.S(_exact(ph.end), *theta)
+            end = None if ph.end == sp.oo else qd.S(ball(ph.end, "t_switch"), *theta)
             below, k = b, b
             hist = [dI]
             while k < pieces:
@@ -379,16 +376,6 @@ def time_field(phase: Phase, params: tuple) -> Callable:
     with time_limit("certify: a phase's field in t"):
         exprs = [sp.cancel(phase.gamma_dot / (1 - gamma)).subs(on_u), phase.r_dot.subs(on_u)]
         return compile_ball(exprs, [t, U_, r, *theta])
-
-
-def exact_ball(x: sp.Expr) -> arb:
-    """A rational sympy number as a ball (exact when Arb can hold it)."""
-    return _exact(x)
-
-
-def _exact(x: sp.Expr) -> arb:
-    q = sp.Rational(x)
-    return arb(int(q.p)) / int(q.q)
 
 
 @dataclass(frozen=True, kw_only=True)

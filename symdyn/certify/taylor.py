@@ -58,6 +58,12 @@ def gamma_of(u):
     return 1 - (-u).exp()
 
 
+def identity(x):
+    """The variable itself: ``integrate(..., variable=identity)`` hands a field its
+    independent variable (a time) rather than :func:`gamma_of` it."""
+    return x
+
+
 def _eval(field, u, y, params, analytic=False, variable=gamma_of):
     """``field(variable(u), *y, *params)``: a state of any length; ``variable``
     maps the independent variable to the field's first argument (``gamma_of``
