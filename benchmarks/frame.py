@@ -20,10 +20,10 @@ value each formulation reports at the last time:
 """
 
 import argparse
-import time
 from contextlib import contextmanager
 
 import numpy as np
+from solve import best  # benchmarks/solve.py: best of a few timed calls
 
 import symdyn as sd
 from symdyn.particles.field import Field
@@ -57,14 +57,6 @@ def cases():
     ]
 
 
-def timed(run, repeat):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = run()
-        best = min(best, time.perf_counter() - start)
-    return out, best
-
 
 def error(sim, scheme, t, clock):
     if clock is None:
@@ -84,9 +76,9 @@ def main():
     for name, scheme, X0, beta, t, kw, clock in cases():
         def run(scheme=scheme, X0=X0, beta=beta, t=t, kw=kw):
             return sd.simulate(scheme, X0, beta=beta, t=t, **kw)
-        frame, tf = timed(run, args.repeat)
+        tf, frame = best(run, args.repeat)
         with unit_vectors():
-            unit, tu = timed(run, args.repeat)
+            tu, unit = best(run, args.repeat)
         ef, lf = error(frame, scheme, t, clock)
         eu, lu = error(unit, scheme, t, clock)
         print(f"{name:34s} {frame.nfev:>8d}/{unit.nfev:<9d} {tf:>10.3f}/{tu:<11.3f} "
